@@ -1,0 +1,87 @@
+# mzcoord: PGXS build, pinned to PostgreSQL 15.
+#
+#   make                 build mzcoord.so and the install script
+#   make install         install into PostgreSQL 15 (as root)
+#   make installcheck    pg_regress, isolation and TAP suites, each on its own
+#                        temporary, preloaded cluster (run as an unprivileged user)
+#   make unitcheck       cmocka unit tests of the pure core (src/core)
+#   make fuzzcheck       libFuzzer targets for a bounded time (FUZZ_SECONDS)
+#
+# scripts/test.sh runs all of them the way CI does.
+
+PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
+
+MODULE_big = mzcoord
+CORE_SRCS = $(sort $(wildcard src/core/*.c))
+GLUE_SRCS = $(sort $(wildcard src/*.c))
+OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
+
+EXTENSION = mzcoord
+DATA_built = mzcoord--0.1.sql
+
+# The install script is assembled from one fragment per subsystem, in name order.
+SQL_PARTS = $(sort $(wildcard src/sql/*.sql))
+
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/core
+PG_CFLAGS = -Wall -Wmissing-prototypes -Wpointer-arith -Wendif-labels \
+	-Wmissing-format-attribute -Wformat-security $(if $(WERROR),-Werror)
+
+# pg_regress: every sql/*.sql, "setup" first (it creates the extension and
+# the helpers the others use), the rest in name order.
+REGRESS = setup $(filter-out setup,$(sort $(basename $(notdir $(wildcard $(srcdir)/sql/*.sql)))))
+REGRESS_OPTS = --temp-config=$(srcdir)/test/regress.conf \
+	--temp-instance=./tmp_regress
+
+ISOLATION = $(sort $(basename $(notdir $(wildcard $(srcdir)/test/specs/*.spec))))
+ISOLATION_OPTS = --inputdir=$(srcdir)/test \
+	--temp-config=$(srcdir)/test/isolation.conf \
+	--temp-instance=./tmp_isolation --load-extension=mzcoord
+
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
+
+EXTRA_CLEAN = tmp_regress tmp_isolation $(UNIT_BINS) \
+	$(FUZZ_BINS) results regression.diffs regression.out
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+mzcoord--0.1.sql: $(SQL_PARTS)
+	cat $^ > $@
+
+# ---------------------------------------------------------------------------
+# Unit tests of the pure core: no PostgreSQL headers, linked with cmocka.
+# ---------------------------------------------------------------------------
+UNIT_SRCS = $(sort $(wildcard test/unit/test_*.c))
+UNIT_BINS = $(patsubst test/unit/test_%.c,test/unit/run_%,$(UNIT_SRCS))
+UNIT_CFLAGS = -std=c99 -O1 -g -Wall -Wextra -Wno-unused-parameter \
+	$(if $(WERROR),-Werror) -Isrc/core -Itest/unit
+
+test/unit/run_%: test/unit/test_%.c $(CORE_SRCS) $(wildcard src/core/*.h) $(wildcard test/unit/*.h)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_SRCS) -lcmocka -lm
+
+.PHONY: unitcheck
+unitcheck: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+# ---------------------------------------------------------------------------
+# Fuzzing with libFuzzer (clang), each target for FUZZ_SECONDS seconds.
+# ---------------------------------------------------------------------------
+FUZZ_SECONDS ?= 20
+FUZZ_SRCS = $(sort $(wildcard test/fuzz/fuzz_*.c))
+FUZZ_BINS = $(FUZZ_SRCS:.c=)
+FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc/core
+
+test/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(CORE_SRCS) $(wildcard src/core/*.h)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(CORE_SRCS)
+
+.PHONY: fuzzcheck
+fuzzcheck: $(FUZZ_BINS)
+	@set -e; for f in $(FUZZ_BINS); do \
+		echo "fuzzing $$f for $(FUZZ_SECONDS)s"; \
+		rm -rf $$f.corpus; mkdir -p $$f.corpus; \
+		if [ -d $$f.seeds ]; then cp $$f.seeds/* $$f.corpus/; fi; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -seed=1 -print_final_stats=1 $$f.corpus >$$f.log 2>&1 \
+			|| { tail -60 $$f.log; exit 1; }; \
+		grep -E '^stat::number_of_executed_units' $$f.log || true; \
+	done

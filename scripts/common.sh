@@ -1,0 +1,66 @@
+# Shared by scripts/test.sh, scripts/demo.sh and bench/run.sh: set-up on a
+# fresh Debian 12 machine, and an out-of-tree build owned by the unprivileged
+# user that runs the servers (initdb refuses to run as root).
+
+set -euo pipefail
+
+MZ_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+PG_BIN=/usr/lib/postgresql/15/bin
+MZ_USER=${MZCOORD_USER:-postgres}
+MZ_BUILD=${MZCOORD_BUILD_DIR:-/var/tmp/mzcoord-build}
+
+say() { printf '\n==> %s\n' "$*"; }
+
+as_user() { runuser -u "$MZ_USER" -- env -C "$MZ_BUILD" "$@"; }
+
+require_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "run this as root: it installs packages and the extension" >&2
+		exit 1
+	fi
+}
+
+# Install the Debian packages we need, only those missing.
+ensure_packages() {
+	local want=(postgresql-15 postgresql-server-dev-15 postgresql-contrib
+		libipc-run-perl libcmocka-dev clang-14 llvm-14 make gcc rsync pkg-config
+		"$@")
+	local missing=()
+	local p
+	for p in "${want[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		say "installing ${missing[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq
+		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	fi
+	# The Debian package starts a cluster of its own on 5432; we never use it.
+	id "$MZ_USER" >/dev/null 2>&1 || {
+		echo "user $MZ_USER does not exist" >&2
+		exit 1
+	}
+	# clang for the fuzzers: Debian names it clang-14.
+	command -v clang >/dev/null 2>&1 || ln -sf /usr/bin/clang-14 /usr/local/bin/clang
+}
+
+# Copy the source tree to the build directory, owned by the test user.
+sync_build_tree() {
+	mkdir -p "$MZ_BUILD"
+	rsync -a --delete \
+		--exclude .git --exclude '*.o' --exclude '*.bc' --exclude '*.so' \
+		--exclude '/tmp_*' --exclude '/results' --exclude '/output_iso' \
+		--exclude '/log' --exclude '/bench/results' \
+		"$MZ_SRC/" "$MZ_BUILD/"
+	chown -R "$MZ_USER": "$MZ_BUILD"
+}
+
+build_and_install() {
+	say "building mzcoord in $MZ_BUILD"
+	as_user make -s PG_CONFIG="$PG_CONFIG" WERROR=1 -j"$(nproc)"
+	say "installing mzcoord into PostgreSQL 15"
+	make -s -C "$MZ_BUILD" PG_CONFIG="$PG_CONFIG" install >/dev/null
+}

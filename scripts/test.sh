@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs every test suite of mzcoord; exits non-zero on the first failure.
+#
+#   unit        cmocka tests of the pure core (src/core)
+#   fuzz        libFuzzer targets, FUZZ_SECONDS each (default 15)
+#   regress     pg_regress on a temporary preloaded cluster
+#   isolation   isolation specs on a temporary preloaded cluster
+#   tap         restart, crash and worker-life tests
+#
+# Usage (as root, on Debian 12): scripts/test.sh [suite...]
+source "$(dirname "$0")/common.sh"
+
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(unit fuzz regress isolation tap)
+
+require_root
+ensure_packages
+sync_build_tree
+build_and_install
+
+show_failure() {
+	local f
+	for f in "$MZ_BUILD"/regression.diffs "$MZ_BUILD"/output_iso/regression.diffs; do
+		[ -f "$f" ] && { echo "---- $f"; head -300 "$f"; }
+	done
+	for f in "$MZ_BUILD"/tmp_check/log/regress_log_* ; do
+		[ -f "$f" ] && grep -q 'not ok\|Dubious\|died' "$f" && { echo "---- $f"; tail -80 "$f"; }
+	done
+	for f in "$MZ_BUILD"/tmp_check/log/*.log "$MZ_BUILD"/log/postmaster.log "$MZ_BUILD"/output_iso/log/postmaster.log; do
+		[ -f "$f" ] && grep -q 'PANIC\|TRAP\|terminated by signal' "$f" && { echo "---- $f"; grep -B5 -A5 'PANIC\|TRAP\|terminated by signal' "$f" | head -80; }
+	done
+	return 0
+}
+
+run_suite() {
+	local name=$1
+	shift
+	say "suite: $name"
+	local t0=$SECONDS
+	if ! as_user "$@"; then
+		show_failure
+		echo "FAILED: $name" >&2
+		exit 1
+	fi
+	echo "suite $name passed in $((SECONDS - t0))s"
+}
+
+M=(make -s PG_CONFIG="$PG_CONFIG" WERROR=1)
+for s in "${suites[@]}"; do
+	case $s in
+	unit) run_suite unit "${M[@]}" unitcheck ;;
+	fuzz) run_suite fuzz "${M[@]}" fuzzcheck FUZZ_SECONDS="${FUZZ_SECONDS:-15}" ;;
+	regress) run_suite regress "${M[@]}" installcheck ISOLATION= TAP_TESTS= ;;
+	isolation) run_suite isolation "${M[@]}" installcheck REGRESS= TAP_TESTS= ;;
+	tap) run_suite tap "${M[@]}" installcheck REGRESS= ISOLATION= PROVE_FLAGS=--timer ;;
+	*) echo "unknown suite: $s" >&2; exit 2 ;;
+	esac
+done
+say "all suites passed: ${suites[*]}"

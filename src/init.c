@@ -1,0 +1,127 @@
+/*-------------------------------------------------------------------------
+ *
+ * init.c
+ *	  Library entry point: settings, shared memory hooks, worker registration.
+ *
+ * mzcoord only works when loaded through shared_preload_libraries: its
+ * controller state lives in shared memory sized at postmaster start, and its
+ * worker is registered there.  When the library is loaded any other way (a
+ * plain LOAD, or CREATE EXTENSION without preloading) _PG_init defines the
+ * reloadable settings and returns; every SQL function then refuses to run via
+ * mzcoord_require_shmem(), and the install script calls one of them first so
+ * that CREATE EXTENSION fails with a hint.
+ *
+ * IDENTIFICATION
+ *	  src/init.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "utils/guc.h"
+
+#include "mzcoord.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+/* Settings; see doc/operations.md. */
+char	   *mzcoord_database = NULL;
+int			mzcoord_tick_interval = 1000;
+int			mzcoord_max_collections = 4096;
+int			mzcoord_max_holds = 8192;
+
+bool		mzcoord_preloaded = false;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void
+mzc_shmem_request_hook(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	mzcoord_shmem_request();
+}
+
+static void
+mzc_shmem_startup_hook(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	mzcoord_shmem_startup();
+}
+
+void
+_PG_init(void)
+{
+	/*
+	 * Reloadable settings exist in every process that loads the library, so
+	 * that SET and SHOW work even where the library was loaded late.
+	 */
+	DefineCustomIntVariable("mzcoord.tick_interval",
+							"Interval between two ticks of the mzcoord coordinator.",
+							"Each tick advances frontiers, refreshes maintained objects, "
+							"publishes compaction bounds and compacts history.",
+							&mzcoord_tick_interval,
+							1000, 10, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	if (!process_shared_preload_libraries_in_progress)
+	{
+		MarkGUCPrefixReserved("mzcoord");
+		return;
+	}
+
+	/* No worker and no shared state while pg_upgrade drives the server. */
+	if (IsBinaryUpgrade)
+	{
+		MarkGUCPrefixReserved("mzcoord");
+		return;
+	}
+
+	DefineCustomStringVariable("mzcoord.database",
+							   "Database served by the mzcoord coordinator.",
+							   "The coordinator waits, without logging errors, "
+							   "until this database exists.",
+							   &mzcoord_database,
+							   "postgres",
+							   PGC_POSTMASTER,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("mzcoord.max_collections",
+							"Maximum number of collections the controller tracks.",
+							"Sizes shared memory; a full table rejects new collections.",
+							&mzcoord_max_collections,
+							4096, 16, 1000000,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("mzcoord.max_holds",
+							"Maximum number of read holds held at once in shared memory.",
+							"Sizes shared memory; a full table rejects new holds.",
+							&mzcoord_max_holds,
+							8192, 64, 10000000,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("mzcoord");
+
+	mzcoord_preloaded = true;
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = mzc_shmem_request_hook;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = mzc_shmem_startup_hook;
+
+	mzcoord_register_launcher();
+}

@@ -1,0 +1,88 @@
+/*-------------------------------------------------------------------------
+ *
+ * mzcoord.h
+ *	  Declarations shared by the PostgreSQL glue of mzcoord.
+ *
+ * The pure semantics (frontiers, policies, timestamp and as-of selection)
+ * live in src/core and know nothing of PostgreSQL; everything in this header
+ * is glue: settings, shared memory, the background workers.
+ *
+ * IDENTIFICATION
+ *	  src/mzcoord.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MZCOORD_H
+#define MZCOORD_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+
+/* Settings (init.c) */
+extern char *mzcoord_database;
+extern int	mzcoord_tick_interval;
+extern int	mzcoord_max_collections;
+extern int	mzcoord_max_holds;
+
+/* True once _PG_init ran inside shared_preload_libraries processing. */
+extern bool mzcoord_preloaded;
+
+/*
+ * State of the coordinator as published for mzcoord.worker_status().
+ */
+typedef enum MzcWorkerState
+{
+	MZC_WORKER_STOPPED = 0,		/* no coordinator process */
+	MZC_WORKER_WAITING_DATABASE,	/* mzcoord.database does not exist */
+	MZC_WORKER_STARTING,		/* coordinator registered, not yet running */
+	MZC_WORKER_WAITING_EXTENSION,	/* connected, extension absent or busy */
+	MZC_WORKER_RUNNING			/* ticking with the extension present */
+} MzcWorkerState;
+
+#define MZC_ERROR_LEN 256
+
+/*
+ * Worker status block.  Protected by its own spinlock "mutex"; writers copy
+ * plain values in and readers copy the whole block out, nothing else happens
+ * while the spinlock is held.
+ */
+typedef struct MzcWorkerStatus
+{
+	slock_t		mutex;
+	MzcWorkerState state;
+	int			launcher_pid;	/* 0 when no launcher runs */
+	int			coordinator_pid;	/* 0 when no coordinator runs */
+	TimestampTz started_at;		/* coordinator start, 0 if never */
+	int64		ticks;			/* completed ticks of this coordinator */
+	TimestampTz last_tick_at;	/* end of the last completed tick */
+	int64		last_tick_us;	/* duration of the last tick */
+	int64		starts;			/* coordinators started since shmem init */
+	TimestampTz last_error_at;
+	char		last_error[MZC_ERROR_LEN];
+} MzcWorkerStatus;
+
+/*
+ * The root of mzcoord's shared memory.  See shmem.c for the locking contract.
+ */
+typedef struct MzcShared
+{
+	LWLock	   *lock;			/* the controller lock (shmem.c) */
+	MzcWorkerStatus worker;
+} MzcShared;
+
+extern MzcShared *mzcoord_shared;
+
+/* shmem.c */
+extern void mzcoord_shmem_request(void);
+extern void mzcoord_shmem_startup(void);
+extern void mzcoord_require_shmem(void);
+
+/* worker.c */
+extern void mzcoord_register_launcher(void);
+extern PGDLLEXPORT void mzcoord_launcher_main(Datum main_arg);
+extern PGDLLEXPORT void mzcoord_coordinator_main(Datum main_arg);
+
+#endif							/* MZCOORD_H */

@@ -1,0 +1,573 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *	  The mzcoord launcher and the mzcoord coordinator background workers.
+ *
+ * Two processes, so that a missing database never turns into a loop of FATAL
+ * connection errors in the server log:
+ *
+ * - The launcher is registered statically at preload.  It connects to no
+ *   database (it reads only the shared catalog pg_database), waits until the
+ *   database named by mzcoord.database exists, then starts the coordinator as
+ *   a dynamic worker and supervises it: whenever the coordinator is gone
+ *   (error, SIGTERM, pg_terminate_backend, dropped database) the launcher
+ *   starts it again after a backoff.  If the launcher itself dies the
+ *   postmaster restarts it; a running coordinator is adopted through the pid
+ *   it publishes in shared memory, so there is never more than one.
+ *
+ * - The coordinator connects to mzcoord.database and ticks every
+ *   mzcoord.tick_interval milliseconds.  Each tick is one short transaction
+ *   that first checks that the extension exists and is not being dropped or
+ *   altered (it takes a conditional share lock on the extension object, which
+ *   DROP EXTENSION holds exclusively); without the extension it does nothing.
+ *   An error inside a tick is recorded in shared memory for
+ *   mzcoord.worker_status(), then ends the process; the launcher restarts it.
+ *
+ * Both exit on postmaster death (WL_EXIT_ON_PM_DEATH), reload settings on
+ * SIGHUP, and leave their loop on SIGTERM.
+ *
+ * IDENTIFICATION
+ *	  src/worker.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "mzcoord.h"
+
+/* Seconds before the postmaster restarts a launcher that failed. */
+#define MZC_LAUNCHER_RESTART_SECS 5
+
+/* Backoff of the launcher between coordinator restarts, in milliseconds. */
+#define MZC_RESTART_DELAY_MIN_MS 1000
+#define MZC_RESTART_DELAY_MAX_MS 30000
+/* A coordinator that lived this long resets the backoff. */
+#define MZC_HEALTHY_RUN_MS 60000
+
+PG_FUNCTION_INFO_V1(mzcoord_worker_status);
+
+static void mzc_fill_worker(BackgroundWorker *worker, const char *name,
+							const char *function);
+
+/* ----------------------------------------------------------------
+ * Shared status helpers
+ * ----------------------------------------------------------------
+ */
+
+static void
+mzc_set_state(MzcWorkerState state)
+{
+	MzcWorkerStatus *ws = &mzcoord_shared->worker;
+
+	SpinLockAcquire(&ws->mutex);
+	ws->state = state;
+	SpinLockRelease(&ws->mutex);
+}
+
+static void
+mzc_record_error(const char *message)
+{
+	MzcWorkerStatus *ws = &mzcoord_shared->worker;
+	char		buf[MZC_ERROR_LEN];
+	TimestampTz now = GetCurrentTimestamp();
+
+	/* Format outside the spinlock; inside, only copy. */
+	strlcpy(buf, message, sizeof(buf));
+
+	SpinLockAcquire(&ws->mutex);
+	memcpy(ws->last_error, buf, sizeof(buf));
+	ws->last_error_at = now;
+	SpinLockRelease(&ws->mutex);
+}
+
+static int
+mzc_coordinator_pid(void)
+{
+	MzcWorkerStatus *ws = &mzcoord_shared->worker;
+	int			pid;
+
+	SpinLockAcquire(&ws->mutex);
+	pid = ws->coordinator_pid;
+	SpinLockRelease(&ws->mutex);
+	return pid;
+}
+
+/* ----------------------------------------------------------------
+ * Registration
+ * ----------------------------------------------------------------
+ */
+
+static void
+mzc_fill_worker(BackgroundWorker *worker, const char *name,
+				const char *function)
+{
+	memset(worker, 0, sizeof(BackgroundWorker));
+	worker->bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	/* Never on a standby: there is nothing to coordinate there. */
+	worker->bgw_start_time = BgWorkerStart_RecoveryFinished;
+	snprintf(worker->bgw_library_name, BGW_MAXLEN, "mzcoord");
+	snprintf(worker->bgw_function_name, BGW_MAXLEN, "%s", function);
+	snprintf(worker->bgw_name, BGW_MAXLEN, "%s", name);
+	snprintf(worker->bgw_type, BGW_MAXLEN, "%s", name);
+	worker->bgw_main_arg = (Datum) 0;
+}
+
+/*
+ * Called from _PG_init while shared_preload_libraries is processed.
+ */
+void
+mzcoord_register_launcher(void)
+{
+	BackgroundWorker worker;
+
+	mzc_fill_worker(&worker, "mzcoord launcher", "mzcoord_launcher_main");
+	worker.bgw_restart_time = MZC_LAUNCHER_RESTART_SECS;
+	worker.bgw_notify_pid = 0;
+	RegisterBackgroundWorker(&worker);
+}
+
+/* ----------------------------------------------------------------
+ * Launcher
+ * ----------------------------------------------------------------
+ */
+
+static void
+mzc_launcher_detach(int code, Datum arg)
+{
+	MzcWorkerStatus *ws = &mzcoord_shared->worker;
+
+	SpinLockAcquire(&ws->mutex);
+	if (ws->launcher_pid == MyProcPid)
+		ws->launcher_pid = 0;
+	SpinLockRelease(&ws->mutex);
+}
+
+/*
+ * Does the coordinator's database exist?  A sequential scan of the shared
+ * catalog pg_database, as the autovacuum launcher does: a process connected
+ * to no database cannot use catalog indexes before the shared relcache init
+ * file exists.
+ */
+static bool
+mzc_database_exists(void)
+{
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	bool		exists = false;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	(void) GetTransactionSnapshot();
+
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(rel, 0, NULL);
+	while (!exists &&
+		   (tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
+
+		exists = strcmp(NameStr(db->datname), mzcoord_database) == 0;
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	CommitTransactionCommand();
+	return exists;
+}
+
+void
+mzcoord_launcher_main(Datum main_arg)
+{
+	BackgroundWorkerHandle *handle = NULL;
+	TimestampTz handle_started = 0;
+	TimestampTz next_start = 0;
+	int			failures = 0;
+	bool		said_missing = false;
+	MemoryContext launcher_cxt;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	mzcoord_require_shmem();
+
+	SpinLockAcquire(&mzcoord_shared->worker.mutex);
+	mzcoord_shared->worker.launcher_pid = MyProcPid;
+	SpinLockRelease(&mzcoord_shared->worker.mutex);
+	on_shmem_exit(mzc_launcher_detach, (Datum) 0);
+
+	/* No database: only shared catalogs such as pg_database are readable. */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_appname("mzcoord launcher");
+
+	/* Handles must outlive the transactions used to look up the database. */
+	launcher_cxt = AllocSetContextCreate(TopMemoryContext,
+										 "mzcoord launcher",
+										 ALLOCSET_SMALL_SIZES);
+
+	for (;;)
+	{
+		long		wait_ms = mzcoord_tick_interval;
+		TimestampTz now;
+
+		CHECK_FOR_INTERRUPTS();
+
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		/* Forget a coordinator we started once it has stopped. */
+		if (handle != NULL)
+		{
+			pid_t		pid;
+			BgwHandleStatus st = GetBackgroundWorkerPid(handle, &pid);
+
+			if (st == BGWH_POSTMASTER_DIED)
+				proc_exit(1);
+			if (st == BGWH_STOPPED)
+			{
+				now = GetCurrentTimestamp();
+				pfree(handle);
+				handle = NULL;
+
+				/*
+				 * Back off exponentially while the coordinator keeps failing
+				 * soon after its start, so that an error that recurs on every
+				 * start does not flood the log.
+				 */
+				if (TimestampDifferenceExceeds(handle_started, now,
+											   MZC_HEALTHY_RUN_MS))
+					failures = 0;
+				next_start = TimestampTzPlusMilliseconds(now,
+														 Min(MZC_RESTART_DELAY_MIN_MS << Min(failures, 5),
+															 MZC_RESTART_DELAY_MAX_MS));
+				failures++;
+			}
+		}
+
+		if (handle == NULL && mzc_coordinator_pid() == 0)
+		{
+			if (!mzc_database_exists())
+			{
+				mzc_set_state(MZC_WORKER_WAITING_DATABASE);
+				if (!said_missing)
+					ereport(LOG,
+							(errmsg("mzcoord launcher: database \"%s\" does not exist, waiting for it to be created",
+									mzcoord_database)));
+				said_missing = true;
+			}
+			else if ((now = GetCurrentTimestamp()) >= next_start)
+			{
+				BackgroundWorker worker;
+				MemoryContext old;
+
+				said_missing = false;
+				mzc_fill_worker(&worker, "mzcoord coordinator",
+								"mzcoord_coordinator_main");
+				worker.bgw_restart_time = BGW_NEVER_RESTART;
+				worker.bgw_notify_pid = MyProcPid;
+
+				old = MemoryContextSwitchTo(launcher_cxt);
+				if (RegisterDynamicBackgroundWorker(&worker, &handle))
+				{
+					handle_started = now;
+					mzc_set_state(MZC_WORKER_STARTING);
+				}
+				else
+				{
+					handle = NULL;
+					next_start = TimestampTzPlusMilliseconds(now,
+															 MZC_RESTART_DELAY_MAX_MS);
+					ereport(WARNING,
+							(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+							 errmsg("mzcoord launcher could not start the coordinator"),
+							 errhint("Raise \"max_worker_processes\".")));
+				}
+				MemoryContextSwitchTo(old);
+			}
+			else
+			{
+				long		secs;
+				int			usecs;
+
+				TimestampDifference(now, next_start, &secs, &usecs);
+				wait_ms = Min(wait_ms, secs * 1000 + usecs / 1000 + 1);
+			}
+		}
+
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 wait_ms,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/* ----------------------------------------------------------------
+ * Coordinator
+ * ----------------------------------------------------------------
+ */
+
+static void
+mzc_coordinator_detach(int code, Datum arg)
+{
+	MzcWorkerStatus *ws = &mzcoord_shared->worker;
+
+	SpinLockAcquire(&ws->mutex);
+	if (ws->coordinator_pid == MyProcPid)
+	{
+		ws->coordinator_pid = 0;
+		ws->state = MZC_WORKER_STOPPED;
+	}
+	SpinLockRelease(&ws->mutex);
+}
+
+/*
+ * Claim the single coordinator slot; false if another coordinator runs.
+ */
+static bool
+mzc_claim_coordinator(void)
+{
+	MzcWorkerStatus *ws = &mzcoord_shared->worker;
+	TimestampTz now = GetCurrentTimestamp();
+	bool		claimed = false;
+
+	SpinLockAcquire(&ws->mutex);
+	if (ws->coordinator_pid == 0)
+	{
+		ws->coordinator_pid = MyProcPid;
+		ws->started_at = now;
+		ws->ticks = 0;
+		ws->last_tick_at = 0;
+		ws->last_tick_us = 0;
+		ws->starts++;
+		ws->state = MZC_WORKER_WAITING_EXTENSION;
+		claimed = true;
+	}
+	SpinLockRelease(&ws->mutex);
+	return claimed;
+}
+
+/*
+ * Is the extension installed, committed, and not being dropped or altered?
+ * Must run inside a transaction.  On success the share lock on the extension
+ * is held until the end of the transaction, so the extension's objects stay
+ * in place for the whole tick.
+ */
+static bool
+mzc_extension_ready(void)
+{
+	Oid			extoid;
+
+	if (RecoveryInProgress())
+		return false;
+	extoid = get_extension_oid("mzcoord", true);
+	if (!OidIsValid(extoid))
+		return false;
+	if (!ConditionalLockDatabaseObject(ExtensionRelationId, extoid, 0,
+									   AccessShareLock))
+		return false;
+	/* Taking the lock absorbed invalidations: look again. */
+	return get_extension_oid("mzcoord", true) == extoid;
+}
+
+/*
+ * One tick: a transaction that runs every step if the extension is ready.
+ * Returns whether the steps ran.
+ */
+static bool
+mzc_coordinator_tick(MemoryContext tick_cxt)
+{
+	bool		ran = false;
+	TimestampTz start = GetCurrentTimestamp();
+	MemoryContext old;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	old = MemoryContextSwitchTo(tick_cxt);
+	pgstat_report_activity(STATE_RUNNING, "mzcoord tick");
+
+	if (mzc_extension_ready())
+	{
+		/* The steps of DESIGN 2.4 are added here as their subsystems land. */
+		ran = true;
+	}
+
+	MemoryContextSwitchTo(old);
+	CommitTransactionCommand();
+	pgstat_report_stat(true);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	MemoryContextReset(tick_cxt);
+
+	if (ran)
+	{
+		MzcWorkerStatus *ws = &mzcoord_shared->worker;
+		TimestampTz end = GetCurrentTimestamp();
+
+		SpinLockAcquire(&ws->mutex);
+		ws->state = MZC_WORKER_RUNNING;
+		ws->ticks++;
+		ws->last_tick_at = end;
+		ws->last_tick_us = end - start;
+		SpinLockRelease(&ws->mutex);
+	}
+	else
+		mzc_set_state(MZC_WORKER_WAITING_EXTENSION);
+
+	return ran;
+}
+
+void
+mzcoord_coordinator_main(Datum main_arg)
+{
+	MemoryContext tick_cxt;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+
+	mzcoord_require_shmem();
+
+	if (!mzc_claim_coordinator())
+	{
+		/* Another coordinator runs (a restarted launcher raced it): leave. */
+		proc_exit(0);
+	}
+	on_shmem_exit(mzc_coordinator_detach, (Datum) 0);
+
+	BackgroundWorkerInitializeConnection(mzcoord_database, NULL, 0);
+	pgstat_report_appname("mzcoord coordinator");
+
+	tick_cxt = AllocSetContextCreate(TopMemoryContext,
+									 "mzcoord tick",
+									 ALLOCSET_DEFAULT_SIZES);
+
+	while (!ShutdownRequestPending)
+	{
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		PG_TRY();
+		{
+			mzc_coordinator_tick(tick_cxt);
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			/* Publish the error, then let the normal path end the process. */
+			MemoryContextSwitchTo(TopMemoryContext);
+			edata = CopyErrorData();
+			mzc_record_error(edata->message ? edata->message : "unknown error");
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 mzcoord_tick_interval,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	proc_exit(0);
+}
+
+/* ----------------------------------------------------------------
+ * SQL: mzcoord.worker_status()
+ * ----------------------------------------------------------------
+ */
+
+static const char *
+mzc_state_name(MzcWorkerState state)
+{
+	switch (state)
+	{
+		case MZC_WORKER_STOPPED:
+			return "stopped";
+		case MZC_WORKER_WAITING_DATABASE:
+			return "waiting for database";
+		case MZC_WORKER_STARTING:
+			return "starting";
+		case MZC_WORKER_WAITING_EXTENSION:
+			return "waiting for extension";
+		case MZC_WORKER_RUNNING:
+			return "running";
+	}
+	return "unknown";
+}
+
+Datum
+mzcoord_worker_status(PG_FUNCTION_ARGS)
+{
+	MzcWorkerStatus copy;
+	TupleDesc	tupdesc;
+	Datum		values[11];
+	bool		nulls[11];
+	int			i = 0;
+
+	mzcoord_require_shmem();
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	SpinLockAcquire(&mzcoord_shared->worker.mutex);
+	memcpy(&copy, &mzcoord_shared->worker, sizeof(copy));
+	SpinLockRelease(&mzcoord_shared->worker.mutex);
+
+	memset(nulls, 0, sizeof(nulls));
+
+	values[i++] = CStringGetTextDatum(mzc_state_name(copy.state));
+	values[i++] = CStringGetTextDatum(mzcoord_database);
+	nulls[i] = copy.launcher_pid == 0;
+	values[i++] = Int32GetDatum(copy.launcher_pid);
+	nulls[i] = copy.coordinator_pid == 0;
+	values[i++] = Int32GetDatum(copy.coordinator_pid);
+	nulls[i] = copy.coordinator_pid == 0;
+	values[i++] = TimestampTzGetDatum(copy.started_at);
+	values[i++] = Int64GetDatum(copy.ticks);
+	nulls[i] = copy.last_tick_at == 0;
+	values[i++] = TimestampTzGetDatum(copy.last_tick_at);
+	nulls[i] = copy.last_tick_at == 0;
+	values[i++] = Float8GetDatum(copy.last_tick_us / 1000.0);
+	values[i++] = Int64GetDatum(copy.starts);
+	nulls[i] = copy.last_error_at == 0;
+	values[i++] = CStringGetTextDatum(copy.last_error);
+	nulls[i] = copy.last_error_at == 0;
+	values[i++] = TimestampTzGetDatum(copy.last_error_at);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
