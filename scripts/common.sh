@@ -5,10 +5,16 @@
 set -euo pipefail
 
 MZ_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
-PG_BIN=/usr/lib/postgresql/15/bin
 MZ_USER=${MZCOORD_USER:-postgres}
 MZ_BUILD=${MZCOORD_BUILD_DIR:-/var/tmp/mzcoord-build}
+
+# MZCOORD_PGROOT=<dir> builds, installs and tests against a private, relocated
+# copy of the PostgreSQL 15 installation under <dir> (owned by the test user),
+# so that several checkouts can be tested at once without overwriting each
+# other's installed extension.  Default: the system installation.
+MZ_PGROOT=${MZCOORD_PGROOT:-}
+PG_CONFIG=${MZ_PGROOT}/usr/lib/postgresql/15/bin/pg_config
+PG_BIN=${MZ_PGROOT}/usr/lib/postgresql/15/bin
 
 say() { printf '\n==> %s\n' "$*"; }
 
@@ -58,9 +64,26 @@ sync_build_tree() {
 	chown -R "$MZ_USER": "$MZ_BUILD"
 }
 
+# Make the private PostgreSQL copy of MZCOORD_PGROOT if it is missing.
+ensure_pgroot() {
+	[ -n "$MZ_PGROOT" ] || return 0
+	[ -x "$PG_CONFIG" ] && return 0
+	say "copying PostgreSQL 15 to $MZ_PGROOT"
+	mkdir -p "$MZ_PGROOT/usr/lib/postgresql" "$MZ_PGROOT/usr/share/postgresql" "$MZ_PGROOT/usr/include"
+	cp -a /usr/lib/postgresql/15 "$MZ_PGROOT/usr/lib/postgresql/"
+	cp -a /usr/share/postgresql/15 "$MZ_PGROOT/usr/share/postgresql/"
+	cp -a /usr/include/postgresql "$MZ_PGROOT/usr/include/"
+	chown -R "$MZ_USER": "$MZ_PGROOT"
+}
+
 build_and_install() {
+	ensure_pgroot
 	say "building mzcoord in $MZ_BUILD"
 	as_user make -s PG_CONFIG="$PG_CONFIG" WERROR=1 -j"$(nproc)"
-	say "installing mzcoord into PostgreSQL 15"
-	make -s -C "$MZ_BUILD" PG_CONFIG="$PG_CONFIG" install >/dev/null
+	say "installing mzcoord into $("$PG_CONFIG" --pkglibdir)"
+	if [ -n "$MZ_PGROOT" ]; then
+		as_user make -s PG_CONFIG="$PG_CONFIG" install >/dev/null
+	else
+		make -s -C "$MZ_BUILD" PG_CONFIG="$PG_CONFIG" install >/dev/null
+	fi
 }
