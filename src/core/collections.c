@@ -1,0 +1,879 @@
+/*-------------------------------------------------------------------------
+ *
+ * collections.c
+ *	  Storage-collection since accounting (reference 1.3 and 2.3).
+ *
+ * Every mutating operation has two phases.  prepare() checks the slot, the
+ * arguments and the batch of capability changes it will make, and reserves
+ * pool nodes for that batch and for the propagation it may trigger; nothing
+ * is changed.  commit() then cannot fail: it applies the batch and runs the
+ * propagation work list.
+ *
+ * IDENTIFICATION
+ *	  src/core/collections.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include "collections.h"
+
+/* Above this capacity, validate checks dependents by sums only. */
+#define MZC_VALIDATE_EXACT_LIMIT 4096
+
+/* A prepared change of one slot's read capabilities. */
+typedef struct coll_plan
+{
+	mzc_update	updates[2];
+	int32_t		n;
+	mzc_counted_effect effect;
+} coll_plan;
+
+void
+mzc_colls_init(mzc_collections *set, mzc_collection *slots, int32_t capacity,
+			   mzc_count_pool *pool)
+{
+	int32_t		i;
+
+	if (capacity < 0)
+		capacity = 0;
+	memset(set, 0, sizeof(*set));
+	set->slots = slots;
+	set->capacity = capacity;
+	set->pool = pool;
+	set->dirty_head = MZC_NIL;
+	set->dirty_tail = MZC_NIL;
+	set->pending_head = MZC_NIL;
+	set->free_head = MZC_NIL;
+	for (i = capacity - 1; i >= 0; i--)
+	{
+		memset(&slots[i], 0, sizeof(slots[i]));
+		slots[i].state = MZC_COLL_FREE;
+		mzc_counted_init(&slots[i].caps);
+		slots[i].dirty_next = MZC_NIL;
+		slots[i].pending_next = MZC_NIL;
+		slots[i].visit_next = MZC_NIL;
+		slots[i].free_next = set->free_head;
+		set->free_head = i;
+	}
+	set->nfree = capacity;
+}
+
+static bool
+slot_in_range(const mzc_collections *set, int32_t slot)
+{
+	return slot >= 0 && slot < set->capacity;
+}
+
+bool
+mzc_coll_live(const mzc_collections *set, int32_t slot)
+{
+	return slot_in_range(set, slot) &&
+		(set->slots[slot].state == MZC_COLL_ACTIVE ||
+		 set->slots[slot].state == MZC_COLL_DROPPED);
+}
+
+const mzc_collection *
+mzc_coll_get(const mzc_collections *set, int32_t slot)
+{
+	if (!slot_in_range(set, slot) || set->slots[slot].state == MZC_COLL_FREE)
+		return NULL;
+	return &set->slots[slot];
+}
+
+mzc_frontier
+mzc_coll_since(const mzc_collections *set, int32_t slot)
+{
+	if (!slot_in_range(set, slot))
+		return mzc_frontier_empty();
+	return mzc_counted_frontier(set->pool, &set->slots[slot].caps);
+}
+
+static mzc_status
+require_live(const mzc_collections *set, int32_t slot, mzc_error *err)
+{
+	if (!mzc_coll_live(set, slot))
+		return mzc_fail(err, MZC_ERR_NOT_FOUND,
+						"collection does not exist: %d", (int) slot);
+	return MZC_OK;
+}
+
+static mzc_status
+require_active(const mzc_collections *set, int32_t slot, mzc_error *err)
+{
+	mzc_status	st = require_live(set, slot, err);
+
+	if (st != MZC_OK)
+		return st;
+	if (set->slots[slot].state != MZC_COLL_ACTIVE)
+		return mzc_fail(err, MZC_ERR_STATE, "collection %d is dropped",
+						(int) slot);
+	return MZC_OK;
+}
+
+static mzc_status
+check_frontier_arg(mzc_frontier f, const char *what, mzc_error *err)
+{
+	if (!f.empty && !mzc_ts_valid(f.ts))
+		return mzc_fail(err, MZC_ERR_INVALID, "%s must not be negative: %lld",
+						what, (long long) f.ts);
+	return MZC_OK;
+}
+
+static void
+mark_dirty(mzc_collections *set, int32_t slot)
+{
+	mzc_collection *c = &set->slots[slot];
+
+	c->changed_seq = ++set->seq;
+	if (c->dirty)
+		return;
+	c->dirty = true;
+	c->dirty_next = MZC_NIL;
+	if (set->dirty_tail == MZC_NIL)
+		set->dirty_head = slot;
+	else
+		set->slots[set->dirty_tail].dirty_next = slot;
+	set->dirty_tail = slot;
+	set->ndirty++;
+}
+
+static void
+mark_pending(mzc_collections *set, int32_t slot)
+{
+	mzc_collection *c = &set->slots[slot];
+
+	if (c->pending)
+		return;
+	c->pending = true;
+	c->pending_next = set->pending_head;
+	set->pending_head = slot;
+}
+
+/*
+ * Number of distinct dependency edges reachable from slot (its own edges,
+ * its dependencies' edges, and so on).  Propagating one since change needs at
+ * most one new pool node per edge, so this bounds what to reserve.
+ */
+static int32_t
+reachable_edges(mzc_collections *set, int32_t slot)
+{
+	uint32_t	epoch;
+	int32_t		head,
+				edges = 0;
+
+	epoch = ++set->visit_epoch;
+	if (epoch == 0)
+	{
+		int32_t		i;
+
+		for (i = 0; i < set->capacity; i++)
+			set->slots[i].visit_epoch = 0;
+		epoch = set->visit_epoch = 1;
+	}
+	set->slots[slot].visit_epoch = epoch;
+	set->slots[slot].visit_next = MZC_NIL;
+	head = slot;
+	while (head != MZC_NIL)
+	{
+		mzc_collection *c = &set->slots[head];
+		int32_t		i;
+
+		head = c->visit_next;
+		edges += c->ndeps;
+		for (i = 0; i < c->ndeps; i++)
+		{
+			mzc_collection *d = &set->slots[c->deps[i]];
+
+			if (d->visit_epoch == epoch)
+				continue;
+			d->visit_epoch = epoch;
+			d->visit_next = head;
+			head = c->deps[i];
+		}
+	}
+	return edges;
+}
+
+/*
+ * Checks plan->updates (consolidated) against the slot and reserves pool
+ * nodes for them and for the propagation they may cause.  Changes nothing
+ * that matters (only the traversal marks used by reachable_edges).
+ */
+static mzc_status
+prepare(mzc_collections *set, int32_t slot, coll_plan *plan, mzc_error *err)
+{
+	mzc_status	st;
+	int32_t		reserve;
+
+	st = mzc_counted_check(set->pool, &set->slots[slot].caps,
+						   plan->updates, plan->n, &plan->effect, err);
+	if (st != MZC_OK)
+		return st;
+	reserve = plan->effect.nodes_needed - plan->effect.nodes_freed;
+	if (reserve < 0)
+		reserve = 0;
+	if (plan->effect.changed)
+		reserve += reachable_edges(set, slot);
+	if (reserve > set->pool->nfree)
+		return mzc_fail(err, MZC_ERR_NO_SPACE,
+						"count pool is full: %d free nodes, up to %d needed",
+						(int) set->pool->nfree, (int) reserve);
+	return MZC_OK;
+}
+
+/*
+ * Runs the propagation work list (S6).  The pending slot created last goes
+ * first: every slot that can forward a change to it is younger, so each slot
+ * is processed once, after all changes that reach it.
+ */
+static void
+propagate(mzc_collections *set, mzc_coll_effect *effect)
+{
+	while (set->pending_head != MZC_NIL)
+	{
+		int32_t		best = set->pending_head,
+					best_prev = MZC_NIL,
+					prev = MZC_NIL,
+					i;
+		mzc_collection *y;
+		mzc_frontier f;
+
+		for (i = set->pending_head; i != MZC_NIL; i = set->slots[i].pending_next)
+		{
+			if (set->slots[i].birth > set->slots[best].birth)
+			{
+				best = i;
+				best_prev = prev;
+			}
+			prev = i;
+		}
+		y = &set->slots[best];
+		if (best_prev == MZC_NIL)
+			set->pending_head = y->pending_next;
+		else
+			set->slots[best_prev].pending_next = y->pending_next;
+		y->pending = false;
+		y->pending_next = MZC_NIL;
+
+		f = mzc_counted_frontier(set->pool, &y->caps);
+		if (!mzc_frontier_eq(f, y->dep_hold))
+		{
+			mzc_update	u[2];
+			int32_t		n = 0;
+
+			/* The since only grows, so dep_hold < f: this order is sorted. */
+			if (!y->dep_hold.empty)
+			{
+				u[n].time = y->dep_hold.ts;
+				u[n++].diff = -1;
+			}
+			if (!f.empty)
+			{
+				u[n].time = f.ts;
+				u[n++].diff = 1;
+			}
+			for (i = 0; i < y->ndeps; i++)
+			{
+				int32_t		d = y->deps[i];
+				mzc_counted_effect eff;
+
+				if (mzc_counted_apply_consolidated(set->pool,
+												   &set->slots[d].caps,
+												   u, n, &eff, NULL) != MZC_OK)
+				{
+					/* Cannot happen: space was reserved, S7 holds by design. */
+					set->internal_errors++;
+					continue;
+				}
+				if (f.empty)
+					set->slots[d].ndependents--;
+				if (eff.changed)
+				{
+					mark_dirty(set, d);
+					mark_pending(set, d);
+					if (effect != NULL)
+						effect->nsince_changes++;
+				}
+			}
+			y->dep_hold = f;
+		}
+		if (y->state == MZC_COLL_DROPPED && f.empty)
+		{
+			y->state = MZC_COLL_GONE;
+			mark_dirty(set, best);
+			if (effect != NULL)
+				effect->ngone++;
+		}
+	}
+}
+
+static void
+effect_start(mzc_coll_effect *effect, mzc_frontier since)
+{
+	if (effect == NULL)
+		return;
+	effect->old_since = since;
+	effect->new_since = since;
+	effect->since_changed = false;
+	effect->nsince_changes = 0;
+	effect->ngone = 0;
+}
+
+/* Applies a prepared plan; cannot fail. */
+static void
+commit(mzc_collections *set, int32_t slot, coll_plan *plan,
+	   mzc_coll_effect *effect)
+{
+	mzc_collection *c = &set->slots[slot];
+
+	if (plan->n > 0 &&
+		mzc_counted_apply_consolidated(set->pool, &c->caps, plan->updates,
+									   plan->n, NULL, NULL) != MZC_OK)
+		set->internal_errors++;
+	if (plan->effect.changed)
+	{
+		mark_dirty(set, slot);
+		mark_pending(set, slot);
+		if (effect != NULL)
+			effect->nsince_changes++;
+	}
+	propagate(set, effect);
+	if (effect != NULL)
+	{
+		effect->new_since = mzc_counted_frontier(set->pool, &c->caps);
+		effect->since_changed = !mzc_frontier_eq(effect->old_since,
+												 effect->new_since);
+	}
+}
+
+/* A plan that moves one count from old_f to new_f (either may be {}). */
+static void
+plan_move(coll_plan *plan, mzc_frontier old_f, mzc_frontier new_f)
+{
+	plan->n = 0;
+	if (mzc_frontier_eq(old_f, new_f))
+		return;
+	if (!old_f.empty)
+	{
+		plan->updates[plan->n].time = old_f.ts;
+		plan->updates[plan->n++].diff = -1;
+	}
+	if (!new_f.empty)
+	{
+		plan->updates[plan->n].time = new_f.ts;
+		plan->updates[plan->n++].diff = 1;
+	}
+	/* Keep the batch consolidated: sorted by time. */
+	if (plan->n == 2 && plan->updates[0].time > plan->updates[1].time)
+	{
+		mzc_update	tmp = plan->updates[0];
+
+		plan->updates[0] = plan->updates[1];
+		plan->updates[1] = tmp;
+	}
+}
+
+mzc_status
+mzc_coll_create(mzc_collections *set, const mzc_coll_create_args *args,
+				int32_t *slot_out, mzc_error *err)
+{
+	mzc_frontier since;
+	int32_t		needed = 1;
+	int32_t		i,
+				j,
+				slot;
+	mzc_collection *c;
+	mzc_status	st;
+
+	if (args->ndeps < 0 || args->ndeps > MZC_COLL_MAX_DEPS)
+		return mzc_fail(err, MZC_ERR_INVALID,
+						"a collection has 0 to %d dependencies, not %d",
+						MZC_COLL_MAX_DEPS, (int) args->ndeps);
+	if (args->ndeps > 0 && args->deps == NULL)
+		return mzc_fail(err, MZC_ERR_INVALID, "dependency list is missing");
+	if ((st = check_frontier_arg(args->shard_since, "shard since", err)) != MZC_OK ||
+		(st = check_frontier_arg(args->requested_since, "requested since",
+								 err)) != MZC_OK ||
+		(st = check_frontier_arg(args->upper, "upper", err)) != MZC_OK)
+		return st;
+	if (args->is_table && !mzc_ts_valid(args->register_ts))
+		return mzc_fail(err, MZC_ERR_INVALID,
+						"register timestamp must not be negative: %lld",
+						(long long) args->register_ts);
+	for (i = 0; i < args->ndeps; i++)
+	{
+		int32_t		d = args->deps[i];
+
+		if (!mzc_coll_live(set, d))
+			return mzc_fail(err, MZC_ERR_NOT_FOUND,
+							"dependency does not exist: %d", (int) d);
+		if (set->slots[d].state != MZC_COLL_ACTIVE)
+			return mzc_fail(err, MZC_ERR_STATE, "dependency %d is dropped",
+							(int) d);
+		for (j = 0; j < i; j++)
+			if (args->deps[j] == d)
+				return mzc_fail(err, MZC_ERR_INVALID,
+								"dependency %d is listed twice", (int) d);
+	}
+	if (set->free_head == MZC_NIL)
+		return mzc_fail(err, MZC_ERR_NO_SPACE,
+						"no free collection slot (capacity %d)",
+						(int) set->capacity);
+
+	/* S3, S4: the initial since. */
+	since = mzc_frontier_join(args->shard_since, args->requested_since);
+	if (args->is_table && mzc_frontier_eq(since, mzc_frontier_at(0)))
+		since = mzc_frontier_at(args->register_ts);
+	for (i = 0; i < args->ndeps; i++)
+		since = mzc_frontier_join(since, set->slots[args->deps[i]].implied);
+	if (since.empty)
+		return mzc_fail(err, MZC_ERR_INVALID,
+						"initial since is empty: nothing would be readable");
+
+	/* S5: the dependency holds must be installable. */
+	for (i = 0; i < args->ndeps; i++)
+	{
+		mzc_update	u;
+		mzc_counted_effect eff;
+
+		u.time = since.ts;
+		u.diff = 1;
+		st = mzc_counted_check(set->pool, &set->slots[args->deps[i]].caps,
+							   &u, 1, &eff, err);
+		if (st != MZC_OK)
+			return st;
+		needed += eff.nodes_needed;
+	}
+	if (needed > set->pool->nfree)
+		return mzc_fail(err, MZC_ERR_NO_SPACE,
+						"count pool is full: %d free nodes, %d needed",
+						(int) set->pool->nfree, (int) needed);
+
+	/* Nothing can fail from here on. */
+	slot = set->free_head;
+	c = &set->slots[slot];
+	set->free_head = c->free_next;
+	set->nfree--;
+
+	c->state = MZC_COLL_ACTIVE;
+	c->is_table = args->is_table;
+	c->upper = args->upper;
+	c->implied = since;
+	c->policy = mzc_policy_no_policy(since);
+	mzc_counted_init(&c->caps);
+	if (mzc_counted_seed(set->pool, &c->caps, since.ts, 1, NULL) != MZC_OK)
+		set->internal_errors++;
+	c->dep_hold = since;
+	c->ndeps = args->ndeps;
+	for (i = 0; i < args->ndeps; i++)
+	{
+		mzc_update	u;
+		int32_t		d = args->deps[i];
+
+		c->deps[i] = d;
+		u.time = since.ts;
+		u.diff = 1;
+		if (mzc_counted_apply_consolidated(set->pool, &set->slots[d].caps,
+										   &u, 1, NULL, NULL) != MZC_OK)
+			set->internal_errors++;
+		set->slots[d].ndependents++;
+	}
+	for (; i < MZC_COLL_MAX_DEPS; i++)
+		c->deps[i] = MZC_NIL;
+	c->ndependents = 0;
+	c->birth = ++set->next_birth;
+	c->dirty = false;
+	c->pending = false;
+	c->pending_next = MZC_NIL;
+	c->dirty_next = MZC_NIL;
+	c->free_next = MZC_NIL;
+	mark_dirty(set, slot);
+	*slot_out = slot;
+	return MZC_OK;
+}
+
+/* Re-evaluates the policy at upper and prepares the implied change (P6). */
+static mzc_frontier
+next_implied(const mzc_collection *c, const mzc_policy *policy,
+			 mzc_frontier upper)
+{
+	mzc_frontier implied = c->implied;
+
+	(void) mzc_implied_advance(&implied, mzc_policy_frontier(policy, upper));
+	return implied;
+}
+
+mzc_status
+mzc_coll_set_policy(mzc_collections *set, int32_t slot,
+					const mzc_policy *policy, mzc_coll_effect *effect,
+					mzc_error *err)
+{
+	mzc_collection *c;
+	mzc_frontier implied;
+	coll_plan	plan;
+	mzc_status	st;
+
+	if ((st = require_active(set, slot, err)) != MZC_OK)
+		return st;
+	if ((st = mzc_policy_validate(policy, err)) != MZC_OK)
+		return st;
+	c = &set->slots[slot];
+	if (mzc_policy_frontier(policy, c->upper).empty)
+		return mzc_fail(err, MZC_ERR_INVALID,
+						"a policy with an empty frontier drops the collection");
+	implied = next_implied(c, policy, c->upper);
+	plan_move(&plan, c->implied, implied);
+	if ((st = prepare(set, slot, &plan, err)) != MZC_OK)
+		return st;
+
+	effect_start(effect, mzc_coll_since(set, slot));
+	c->policy = *policy;
+	c->implied = implied;
+	mark_dirty(set, slot);
+	commit(set, slot, &plan, effect);
+	return MZC_OK;
+}
+
+mzc_status
+mzc_coll_advance_upper(mzc_collections *set, int32_t slot,
+					   mzc_frontier new_upper, mzc_coll_effect *effect,
+					   mzc_error *err)
+{
+	mzc_collection *c;
+	mzc_frontier implied;
+	coll_plan	plan;
+	mzc_status	st;
+
+	if ((st = require_live(set, slot, err)) != MZC_OK)
+		return st;
+	if ((st = check_frontier_arg(new_upper, "upper", err)) != MZC_OK)
+		return st;
+	c = &set->slots[slot];
+	effect_start(effect, mzc_coll_since(set, slot));
+	if (!mzc_frontier_lt(c->upper, new_upper))
+		return MZC_OK;			/* S8: only forward; a regression is ignored */
+	implied = next_implied(c, &c->policy, new_upper);
+	plan_move(&plan, c->implied, implied);
+	if ((st = prepare(set, slot, &plan, err)) != MZC_OK)
+		return st;
+
+	c->upper = new_upper;
+	c->implied = implied;
+	mark_dirty(set, slot);
+	commit(set, slot, &plan, effect);
+	return MZC_OK;
+}
+
+static mzc_status
+apply_holds(mzc_collections *set, int32_t slot, coll_plan *plan,
+			mzc_coll_effect *effect, mzc_error *err)
+{
+	mzc_status	st;
+
+	if ((st = prepare(set, slot, plan, err)) != MZC_OK)
+		return st;
+	effect_start(effect, mzc_coll_since(set, slot));
+	commit(set, slot, plan, effect);
+	return MZC_OK;
+}
+
+mzc_status
+mzc_coll_acquire(mzc_collections *set, int32_t slot, mzc_ts t,
+				 mzc_coll_effect *effect, mzc_error *err)
+{
+	coll_plan	plan;
+	mzc_status	st;
+
+	if ((st = require_live(set, slot, err)) != MZC_OK)
+		return st;
+	if (!mzc_ts_valid(t))
+		return mzc_fail(err, MZC_ERR_INVALID,
+						"hold time must not be negative: %lld", (long long) t);
+	plan.updates[0].time = t;
+	plan.updates[0].diff = 1;
+	plan.n = 1;
+	return apply_holds(set, slot, &plan, effect, err);
+}
+
+mzc_status
+mzc_coll_release(mzc_collections *set, int32_t slot, mzc_ts t,
+				 mzc_coll_effect *effect, mzc_error *err)
+{
+	coll_plan	plan;
+	mzc_status	st;
+
+	if ((st = require_live(set, slot, err)) != MZC_OK)
+		return st;
+	if (!mzc_ts_valid(t))
+		return mzc_fail(err, MZC_ERR_INVALID,
+						"hold time must not be negative: %lld", (long long) t);
+	plan.updates[0].time = t;
+	plan.updates[0].diff = -1;
+	plan.n = 1;
+	return apply_holds(set, slot, &plan, effect, err);
+}
+
+mzc_status
+mzc_coll_downgrade(mzc_collections *set, int32_t slot, mzc_ts from,
+				   mzc_frontier to, mzc_coll_effect *effect, mzc_error *err)
+{
+	coll_plan	plan;
+	mzc_status	st;
+
+	if ((st = require_live(set, slot, err)) != MZC_OK)
+		return st;
+	if (!mzc_ts_valid(from))
+		return mzc_fail(err, MZC_ERR_INVALID,
+						"hold time must not be negative: %lld",
+						(long long) from);
+	if ((st = check_frontier_arg(to, "hold time", err)) != MZC_OK)
+		return st;
+	if (!mzc_frontier_le(mzc_frontier_at(from), to))
+		return mzc_fail(err, MZC_ERR_SINCE_VIOLATION,
+						"cannot downgrade a hold of collection %d from %lld back to %lld",
+						(int) slot, (long long) from, (long long) to.ts);
+	plan_move(&plan, mzc_frontier_at(from), to);
+	return apply_holds(set, slot, &plan, effect, err);
+}
+
+mzc_status
+mzc_coll_update(mzc_collections *set, int32_t slot, mzc_update *updates,
+				int32_t n, mzc_coll_effect *effect, mzc_error *err)
+{
+	mzc_status	st;
+	mzc_counted_effect ceff;
+	int32_t		reserve;
+
+	if ((st = require_live(set, slot, err)) != MZC_OK)
+		return st;
+	if ((st = mzc_updates_consolidate(updates, &n, err)) != MZC_OK)
+		return st;
+	st = mzc_counted_check(set->pool, &set->slots[slot].caps, updates, n,
+						   &ceff, err);
+	if (st != MZC_OK)
+		return st;
+	reserve = ceff.nodes_needed - ceff.nodes_freed;
+	if (reserve < 0)
+		reserve = 0;
+	if (ceff.changed)
+		reserve += reachable_edges(set, slot);
+	if (reserve > set->pool->nfree)
+		return mzc_fail(err, MZC_ERR_NO_SPACE,
+						"count pool is full: %d free nodes, up to %d needed",
+						(int) set->pool->nfree, (int) reserve);
+
+	effect_start(effect, mzc_coll_since(set, slot));
+	if (mzc_counted_apply_consolidated(set->pool, &set->slots[slot].caps,
+									   updates, n, NULL, NULL) != MZC_OK)
+		set->internal_errors++;
+	if (ceff.changed)
+	{
+		mark_dirty(set, slot);
+		mark_pending(set, slot);
+		if (effect != NULL)
+			effect->nsince_changes++;
+	}
+	propagate(set, effect);
+	if (effect != NULL)
+	{
+		effect->new_since = mzc_coll_since(set, slot);
+		effect->since_changed = !mzc_frontier_eq(effect->old_since,
+												 effect->new_since);
+	}
+	return MZC_OK;
+}
+
+mzc_status
+mzc_coll_drop(mzc_collections *set, int32_t slot, mzc_coll_effect *effect,
+			  mzc_error *err)
+{
+	mzc_collection *c;
+	coll_plan	plan;
+	mzc_status	st;
+
+	if ((st = require_live(set, slot, err)) != MZC_OK)
+		return st;
+	c = &set->slots[slot];
+	if (c->state == MZC_COLL_DROPPED)
+	{
+		effect_start(effect, mzc_coll_since(set, slot));
+		return MZC_OK;
+	}
+	plan_move(&plan, c->implied, mzc_frontier_empty());
+	if ((st = prepare(set, slot, &plan, err)) != MZC_OK)
+		return st;
+
+	effect_start(effect, mzc_coll_since(set, slot));
+	c->state = MZC_COLL_DROPPED;
+	c->policy = mzc_policy_valid_from(mzc_frontier_empty());
+	c->implied = mzc_frontier_empty();
+	mark_dirty(set, slot);
+	commit(set, slot, &plan, effect);
+	return MZC_OK;
+}
+
+int32_t
+mzc_colls_dirty_first(const mzc_collections *set)
+{
+	return set->dirty_head;
+}
+
+int32_t
+mzc_colls_dirty_next(const mzc_collections *set, int32_t slot)
+{
+	if (!slot_in_range(set, slot))
+		return MZC_NIL;
+	return set->slots[slot].dirty_next;
+}
+
+void
+mzc_colls_clear_dirty(mzc_collections *set)
+{
+	int32_t		i = set->dirty_head;
+
+	while (i != MZC_NIL)
+	{
+		mzc_collection *c = &set->slots[i];
+		int32_t		next = c->dirty_next;
+
+		c->dirty = false;
+		c->dirty_next = MZC_NIL;
+		if (c->state == MZC_COLL_GONE)
+		{
+			mzc_counted_clear(set->pool, &c->caps);
+			c->state = MZC_COLL_FREE;
+			c->ndeps = 0;
+			c->free_next = set->free_head;
+			set->free_head = i;
+			set->nfree++;
+		}
+		i = next;
+	}
+	set->dirty_head = MZC_NIL;
+	set->dirty_tail = MZC_NIL;
+	set->ndirty = 0;
+}
+
+mzc_status
+mzc_colls_validate(const mzc_collections *set, mzc_error *err)
+{
+	int32_t		i,
+				j,
+				nfree = 0,
+				nodes = 0;
+	int64_t		total_edges = 0,
+				total_dependents = 0;
+	mzc_status	st;
+
+	if (set->internal_errors != 0)
+		return mzc_fail(err, MZC_ERR_STATE, "%d internal errors occurred",
+						(int) set->internal_errors);
+	if (set->pending_head != MZC_NIL)
+		return mzc_fail(err, MZC_ERR_STATE, "propagation left work pending");
+	for (i = set->free_head; i != MZC_NIL; i = set->slots[i].free_next)
+	{
+		if (!slot_in_range(set, i) || set->slots[i].state != MZC_COLL_FREE)
+			return mzc_fail(err, MZC_ERR_STATE, "bad free slot %d", (int) i);
+		if (++nfree > set->capacity)
+			return mzc_fail(err, MZC_ERR_STATE, "free slot list has a cycle");
+	}
+	if (nfree != set->nfree)
+		return mzc_fail(err, MZC_ERR_STATE, "free slot count mismatch");
+
+	for (i = 0; i < set->capacity; i++)
+	{
+		const mzc_collection *c = &set->slots[i];
+		mzc_frontier since;
+		int32_t		dependents = 0;
+
+		if ((st = mzc_counted_validate(set->pool, &c->caps, err)) != MZC_OK)
+			return st;
+		nodes += c->caps.ndistinct;
+		if (c->state == MZC_COLL_FREE)
+		{
+			if (c->caps.ndistinct != 0)
+				return mzc_fail(err, MZC_ERR_STATE,
+								"free slot %d has capabilities", (int) i);
+			continue;
+		}
+		since = mzc_counted_frontier(set->pool, &c->caps);
+		if (!mzc_frontier_eq(since, c->dep_hold))
+			return mzc_fail(err, MZC_ERR_STATE,
+							"slot %d holds its dependencies at a stale frontier",
+							(int) i);
+		if (c->state == MZC_COLL_GONE)
+		{
+			if (!since.empty)
+				return mzc_fail(err, MZC_ERR_STATE,
+								"gone slot %d still has capabilities", (int) i);
+			continue;
+		}
+		if (c->state == MZC_COLL_DROPPED)
+		{
+			if (!c->implied.empty || since.empty)
+				return mzc_fail(err, MZC_ERR_STATE,
+								"dropped slot %d is inconsistent", (int) i);
+		}
+		else
+		{
+			if (c->implied.empty ||
+				mzc_counted_count_at(set->pool, &c->caps, c->implied.ts) < 1)
+				return mzc_fail(err, MZC_ERR_STATE,
+								"slot %d lacks its implied capability", (int) i);
+			if (!mzc_frontier_le(since, c->implied))
+				return mzc_fail(err, MZC_ERR_STATE,
+								"slot %d since is ahead of its implied capability",
+								(int) i);
+		}
+		for (j = 0; j < c->ndeps; j++)
+		{
+			const mzc_collection *d;
+
+			if (!mzc_coll_live(set, c->deps[j]))
+				return mzc_fail(err, MZC_ERR_STATE,
+								"slot %d depends on a missing slot", (int) i);
+			d = &set->slots[c->deps[j]];
+			if (d->birth >= c->birth)
+				return mzc_fail(err, MZC_ERR_STATE,
+								"slot %d depends on a younger slot", (int) i);
+			if (mzc_counted_count_at(set->pool, &d->caps, since.ts) < 1)
+				return mzc_fail(err, MZC_ERR_STATE,
+								"slot %d has no hold on dependency %d",
+								(int) i, (int) c->deps[j]);
+		}
+		if (mzc_coll_live(set, i))
+		{
+			total_edges += c->ndeps;
+			total_dependents += c->ndependents;
+		}
+		if (set->capacity > MZC_VALIDATE_EXACT_LIMIT)
+			continue;
+		/* Small sets: count each slot's dependents exactly (quadratic). */
+		for (j = 0; j < set->capacity; j++)
+		{
+			const mzc_collection *o = &set->slots[j];
+			int32_t		k;
+
+			if (!mzc_coll_live(set, j))
+				continue;
+			for (k = 0; k < o->ndeps; k++)
+				if (o->deps[k] == i)
+					dependents++;
+		}
+		if (dependents != c->ndependents)
+			return mzc_fail(err, MZC_ERR_STATE,
+							"slot %d has %d dependents, header says %d",
+							(int) i, (int) dependents, (int) c->ndependents);
+	}
+	if (total_edges != total_dependents)
+		return mzc_fail(err, MZC_ERR_STATE,
+						"%lld dependency edges but %lld dependents recorded",
+						(long long) total_edges, (long long) total_dependents);
+	if (nodes != set->pool->capacity - set->pool->nfree)
+		return mzc_fail(err, MZC_ERR_STATE,
+						"pool accounting: %d nodes in use, %d in lists",
+						(int) (set->pool->capacity - set->pool->nfree),
+						(int) nodes);
+	return mzc_count_pool_validate(set->pool, err);
+}
