@@ -23,6 +23,7 @@
 #include "storage/ipc.h"
 #include "utils/guc.h"
 
+#include "controller.h"
 #include "mzcoord.h"
 
 PG_MODULE_MAGIC;
@@ -124,4 +125,5 @@ _PG_init(void)
 	shmem_startup_hook = mzc_shmem_startup_hook;
 
 	mzcoord_register_launcher();
+	mzcoord_stage_init();
 }

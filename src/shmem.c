@@ -16,8 +16,14 @@
  *   functions that can fail, and never take another lock while holding it.
  *
  * - MzcShared.lock (the "controller lock", first lock of the named tranche
- *   "mzcoord") protects the controller state added by controller.c; its
- *   header comment lists the fields and the lock order.
+ *   "mzcoord") protects the controller state of controller.c; its header
+ *   comment lists what it covers.
+ *
+ * - The "oracle lock" (second lock of the tranche) protects the timestamp
+ *   oracle of oracle.c.
+ *
+ * - Lock order: controller lock, then oracle lock.  The spinlock is never
+ *   held with either.
  *
  * No code raises an error while it holds one of these locks with a shared
  * structure half-updated: inputs are validated and space is reserved before
@@ -35,10 +41,13 @@
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 
+#include "controller.h"
 #include "mzcoord.h"
 
-/* Number of LWLocks in the "mzcoord" tranche. */
-#define MZC_NUM_LWLOCKS 1
+/* LWLocks of the "mzcoord" tranche. */
+#define MZC_LOCK_CONTROLLER 0
+#define MZC_LOCK_ORACLE 1
+#define MZC_NUM_LWLOCKS 2
 
 MzcShared  *mzcoord_shared = NULL;
 
@@ -48,13 +57,24 @@ mzc_shmem_size(void)
 	return MAXALIGN(sizeof(MzcShared));
 }
 
+/* Everything requested: the root block, the oracle and the controller. */
+static Size
+mzc_total_size(void)
+{
+	Size		size = mzc_shmem_size();
+
+	size = add_size(size, mzcoord_oracle_shmem_size());
+	size = add_size(size, mzcoord_controller_shmem_size());
+	return size;
+}
+
 /*
  * Called from the shmem_request_hook: ask for our space and our locks.
  */
 void
 mzcoord_shmem_request(void)
 {
-	RequestAddinShmemSpace(mzc_shmem_size());
+	RequestAddinShmemSpace(mzc_total_size());
 	RequestNamedLWLockTranche("mzcoord", MZC_NUM_LWLOCKS);
 }
 
@@ -76,10 +96,14 @@ mzcoord_shmem_startup(void)
 	if (!found)
 	{
 		memset(mzcoord_shared, 0, mzc_shmem_size());
-		mzcoord_shared->lock = &(GetNamedLWLockTranche("mzcoord"))[0].lock;
+		mzcoord_shared->lock =
+			&(GetNamedLWLockTranche("mzcoord"))[MZC_LOCK_CONTROLLER].lock;
 		SpinLockInit(&mzcoord_shared->worker.mutex);
 		mzcoord_shared->worker.state = MZC_WORKER_STOPPED;
 	}
+	mzcoord_oracle_shmem_init(&(GetNamedLWLockTranche("mzcoord"))[MZC_LOCK_ORACLE].lock,
+							  found);
+	mzcoord_controller_shmem_init(mzcoord_shared->lock, found);
 
 	LWLockRelease(AddinShmemInitLock);
 }

@@ -58,6 +58,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "controller.h"
 #include "mzcoord.h"
 
 /* Seconds before the postmaster restarts a launcher that failed. */
@@ -418,12 +419,23 @@ mzc_coordinator_tick(MemoryContext tick_cxt)
 
 	if (mzc_extension_ready())
 	{
-		/* The steps of DESIGN 2.4 are added here as their subsystems land. */
+		/*
+		 * Bootstrap the controller if needed, advance the table timeline and
+		 * implied capabilities, persist changed frontiers.
+		 */
+		mzcoord_controller_tick();
 		ran = true;
+	}
+	else if (!OidIsValid(get_extension_oid("mzcoord", true)))
+	{
+		/* The extension is gone: forget its collections. */
+		mzcoord_controller_reset();
 	}
 
 	MemoryContextSwitchTo(old);
 	CommitTransactionCommand();
+	if (ran)
+		mzcoord_controller_tick_committed();
 	pgstat_report_stat(true);
 	pgstat_report_activity(STATE_IDLE, NULL);
 	MemoryContextReset(tick_cxt);

@@ -426,7 +426,17 @@ mzc_coll_create(mzc_collections *set, const mzc_coll_create_args *args,
 	if (args->is_table && mzc_frontier_eq(since, mzc_frontier_at(0)))
 		since = mzc_frontier_at(args->register_ts);
 	for (i = 0; i < args->ndeps; i++)
-		since = mzc_frontier_join(since, set->slots[args->deps[i]].implied);
+	{
+		const mzc_collection *dep = &set->slots[args->deps[i]];
+
+		if (!args->hold_deps_at_since)
+			since = mzc_frontier_join(since, dep->implied);
+		else if (!mzc_frontier_le(mzc_counted_frontier(set->pool, &dep->caps),
+								  since))
+			return mzc_fail(err, MZC_ERR_SINCE_VIOLATION,
+							"dependency %d has a since beyond the initial since",
+							(int) args->deps[i]);
+	}
 	if (since.empty)
 		return mzc_fail(err, MZC_ERR_INVALID,
 						"initial since is empty: nothing would be readable");

@@ -56,7 +56,7 @@
 #include "counted.h"
 #include "policy.h"
 
-#define MZC_COLL_MAX_DEPS 4
+#define MZC_COLL_MAX_DEPS 16
 
 typedef enum mzc_coll_state
 {
@@ -118,6 +118,15 @@ typedef struct mzc_coll_create_args
 	mzc_frontier upper;			/* initial write frontier */
 	const int32_t *deps;		/* slots of its storage dependencies */
 	int32_t		ndeps;
+
+	/*
+	 * C1 instead of S3: a maintained (compute-style) collection starts at
+	 * exactly its as-of and holds its inputs there; the since is not raised
+	 * to the inputs' implied capabilities.  Every dependency's since must
+	 * already be <= the initial since (the creator holds the inputs there),
+	 * otherwise MZC_ERR_SINCE_VIOLATION.
+	 */
+	bool		hold_deps_at_since;
 } mzc_coll_create_args;
 
 /* What an operation did. */

@@ -1,0 +1,2378 @@
+/*-------------------------------------------------------------------------
+ *
+ * controller.c
+ *	  The controller plane: every collection's since, upper, policy and
+ *	  counted read capabilities in shared memory, the transaction holds of
+ *	  every backend, commit-time publication of staged catalog changes, the
+ *	  worker's tick and bootstrap, and the SQL functions built on them.
+ *
+ * The accounting itself (implied capabilities under P6, counted read
+ * capabilities with the S7 checks, dependency holds and their propagation,
+ * drops that wait for holds) is the pure core's mzc_collections, placed in
+ * shared memory here.  This file adds what only PostgreSQL can provide:
+ * identities (global ids, relations, backends), locking, persistence to the
+ * catalog, and SQL.
+ *
+ * LOCKING CONTRACT
+ *
+ * The controller lock (MzcController.lock, first lock of the "mzcoord"
+ * tranche) protects everything in MzcController and the arrays that follow
+ * it: the core's collection slots and count pool, the glue's per-slot info,
+ * the hold entries, both hash tables (global id -> slot, relation -> slot),
+ * the reservation counters and the ready/epoch state.  Readers that only copy
+ * values out take it shared; everything that changes state takes it
+ * exclusive.  ready_cv is broadcast when the controller becomes ready.
+ *
+ * Lock order: the controller lock, then the oracle lock (oracle.c); never the
+ * other way round.  The worker-status spinlock (shmem.c) is never held
+ * together with either.
+ *
+ * No code raises an error while holding the controller lock after it changed
+ * anything: every function validates its arguments, checks capacity (the
+ * core reports it as a value, and operations are all-or-nothing) and
+ * reserves backend-local memory before the critical section; errors found
+ * inside are carried out and raised after LWLockRelease().  The COMMIT and
+ * ABORT paths never raise at all: an unexpected core failure there is logged
+ * and makes the next tick rebuild the controller from the catalog.
+ *
+ * Persistence: the tick writes, in one statement, the durable since and
+ * upper of every collection whose values changed (the core's dirty list).
+ * The durable since is meet(implied capability, the holds of dependent
+ * collections): what the since will be after a restart, when transaction
+ * holds are gone.  It is never below the live since, so no since regresses
+ * across a restart.
+ *
+ * IDENTIFICATION
+ *	  src/controller.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/condition_variable.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "asof.h"
+#include "collections.h"
+#include "controller.h"
+#include "mzcoord.h"
+#include "policy.h"
+#include "tsselect.h"
+
+StaticAssertDecl(MZC_MAX_INPUTS <= MZC_COLL_MAX_DEPS,
+				 "inputs must fit the core's dependency list");
+
+/* How long functions wait for the controller to become ready. */
+#define MZC_READY_WAIT_MS 10000
+
+/* Glue-side facts about a core slot. */
+typedef struct MzcSlotInfo
+{
+	int64		gid;
+	Oid			relid;
+	bool		relid_mapped;	/* rel_hash points at this slot */
+	MzcKind		kind;
+	char		item_id[MZC_ITEM_ID_LEN];
+	int64		retain_ms;
+	bool		persisted;		/* durable_* hold what the catalog has */
+	mzc_frontier durable_since;
+	mzc_frontier durable_upper;
+	bool		recheck;		/* recompute the durable since next tick */
+	TimestampTz created_at;
+} MzcSlotInfo;
+
+/* Introspection record of one transaction hold. */
+typedef struct MzcHoldEntry
+{
+	bool		in_use;
+	int32		slot;
+	mzc_ts		time;
+	int			pid;
+	BackendId	backend;
+	LocalTransactionId lxid;
+	TimestampTz acquired_at;
+	int32		next_free;
+} MzcHoldEntry;
+
+typedef struct MzcController
+{
+	LWLock	   *lock;
+	ConditionVariable ready_cv;
+	bool		ready;			/* bootstrapped for ext_oid */
+	Oid			ext_oid;
+	Oid			database_oid;
+	uint64		epoch;			/* incremented by every (re)bootstrap */
+	bool		resync;			/* a persist failed: compare every slot */
+	bool		rebootstrap;	/* publication failed: rebuild */
+	int32		capacity;
+	int32		nnodes;
+	int32		max_holds;
+	int32		reserved_slots;
+	int32		reserved_nodes;
+	int32		hold_free_head;
+	int32		nholds_free;
+	mzc_ts		table_upper;	/* timeline upper at the last tick */
+	int64		bootstraps;
+	TimestampTz ready_at;
+	char		bootstrap_error[MZC_ERROR_LEN];
+	mzc_count_pool pool;
+	mzc_collections colls;
+} MzcController;
+
+typedef struct MzcGidEntry
+{
+	int64		gid;
+	int32		slot;
+} MzcGidEntry;
+
+typedef struct MzcRelEntry
+{
+	Oid			relid;
+	int32		slot;
+} MzcRelEntry;
+
+static MzcController *ctl = NULL;
+static mzc_collection *ctl_slots;
+static MzcSlotInfo *ctl_info;
+static mzc_count_node *ctl_nodes;
+static MzcHoldEntry *ctl_holds;
+static HTAB *gid_hash;
+static HTAB *rel_hash;
+
+PG_FUNCTION_INFO_V1(mzcoord_acquire_read_hold);
+PG_FUNCTION_INFO_V1(mzcoord_select_timestamp);
+PG_FUNCTION_INFO_V1(mzcoord_explain_timestamp);
+PG_FUNCTION_INFO_V1(mzcoord_controller_collections);
+PG_FUNCTION_INFO_V1(mzcoord_controller_holds);
+PG_FUNCTION_INFO_V1(mzcoord_controller_status);
+PG_FUNCTION_INFO_V1(mzcoord_controller_validate);
+
+/* ----------------------------------------------------------------
+ * Small helpers
+ * ----------------------------------------------------------------
+ */
+
+static const char *const kind_names[] = {
+	"table", "source", "materialized_view", "index", "sink"
+};
+
+const char *
+mzcoord_kind_name(MzcKind kind)
+{
+	return kind_names[kind];
+}
+
+bool
+mzcoord_kind_parse(const char *name, MzcKind *kind)
+{
+	for (int i = 0; i < lengthof(kind_names); i++)
+		if (strcmp(name, kind_names[i]) == 0)
+		{
+			*kind = (MzcKind) i;
+			return true;
+		}
+	return false;
+}
+
+bool
+mzcoord_parse_gid(const char *text, int64 *gid)
+{
+	int64		v = 0;
+
+	if (text[0] != 'u' || text[1] < '1' || text[1] > '9')
+		return false;
+	for (const char *p = text + 1; *p; p++)
+	{
+		if (*p < '0' || *p > '9')
+			return false;
+		if (v > (PG_INT64_MAX - (*p - '0')) / 10)
+			return false;
+		v = v * 10 + (*p - '0');
+	}
+	*gid = v;
+	return true;
+}
+
+static char *
+gid_text(int64 gid)
+{
+	return psprintf("u" INT64_FORMAT, gid);
+}
+
+static Datum
+frontier_datum(mzc_frontier f, bool *isnull)
+{
+	*isnull = f.empty;
+	return Int64GetDatum(f.empty ? 0 : f.ts);
+}
+
+/* The live upper of a slot: tables share the timeline's. */
+static mzc_frontier
+slot_upper(int32 slot, mzc_ts table_upper)
+{
+	if (ctl_info[slot].kind == MZC_KIND_TABLE &&
+		ctl_slots[slot].state == MZC_COLL_ACTIVE)
+		return mzc_frontier_at(table_upper);
+	return ctl_slots[slot].upper;
+}
+
+static mzc_policy
+retain_policy(int64 retain_ms)
+{
+	mzc_policy p;
+
+	if (mzc_policy_lag(retain_ms, MZC_SINCE_GRANULARITY_MS, &p, NULL) != MZC_OK)
+		p = mzc_policy_disabled();
+	return p;
+}
+
+/* ----------------------------------------------------------------
+ * Shared memory
+ * ----------------------------------------------------------------
+ */
+
+static int32
+ctl_nodes_for(int32 capacity, int32 max_holds)
+{
+	/* The implied capability and one count per dependency edge per slot, plus holds. */
+	return capacity * (1 + MZC_COLL_MAX_DEPS) + max_holds;
+}
+
+Size
+mzcoord_controller_shmem_size(void)
+{
+	int32		capacity = mzcoord_max_collections;
+	int32		nnodes = ctl_nodes_for(capacity, mzcoord_max_holds);
+	Size		size = MAXALIGN(sizeof(MzcController));
+
+	size = add_size(size, MAXALIGN(mul_size(capacity, sizeof(mzc_collection))));
+	size = add_size(size, MAXALIGN(mul_size(capacity, sizeof(MzcSlotInfo))));
+	size = add_size(size, MAXALIGN(mul_size(nnodes, sizeof(mzc_count_node))));
+	size = add_size(size, MAXALIGN(mul_size(mzcoord_max_holds, sizeof(MzcHoldEntry))));
+	size = add_size(size, hash_estimate_size(capacity, sizeof(MzcGidEntry)));
+	size = add_size(size, hash_estimate_size(capacity, sizeof(MzcRelEntry)));
+	return size;
+}
+
+/* Empty every structure; caller holds the lock exclusively (or is alone). */
+static void
+ctl_clear(void)
+{
+	HASH_SEQ_STATUS hs;
+	MzcGidEntry *ge;
+	MzcRelEntry *re;
+
+	mzc_count_pool_init(&ctl->pool, ctl_nodes, ctl->nnodes);
+	mzc_colls_init(&ctl->colls, ctl_slots, ctl->capacity, &ctl->pool);
+	memset(ctl_info, 0, sizeof(MzcSlotInfo) * ctl->capacity);
+
+	for (int32 i = 0; i < ctl->max_holds; i++)
+	{
+		ctl_holds[i].in_use = false;
+		ctl_holds[i].next_free = (i + 1 < ctl->max_holds) ? i + 1 : -1;
+	}
+	ctl->hold_free_head = ctl->max_holds > 0 ? 0 : -1;
+	ctl->nholds_free = ctl->max_holds;
+	ctl->reserved_slots = 0;
+	ctl->reserved_nodes = 0;
+
+	hash_seq_init(&hs, gid_hash);
+	while ((ge = hash_seq_search(&hs)) != NULL)
+		(void) hash_search(gid_hash, &ge->gid, HASH_REMOVE, NULL);
+	hash_seq_init(&hs, rel_hash);
+	while ((re = hash_seq_search(&hs)) != NULL)
+		(void) hash_search(rel_hash, &re->relid, HASH_REMOVE, NULL);
+}
+
+void
+mzcoord_controller_shmem_init(LWLock *lock, bool found_unused)
+{
+	bool		found;
+	char	   *p;
+	HASHCTL		info;
+	int32		capacity = mzcoord_max_collections;
+
+	ctl = ShmemInitStruct("mzcoord controller",
+						  mzcoord_controller_shmem_size() -
+						  hash_estimate_size(capacity, sizeof(MzcGidEntry)) -
+						  hash_estimate_size(capacity, sizeof(MzcRelEntry)),
+						  &found);
+	p = (char *) ctl + MAXALIGN(sizeof(MzcController));
+	ctl_slots = (mzc_collection *) p;
+	p += MAXALIGN(sizeof(mzc_collection) * capacity);
+	ctl_info = (MzcSlotInfo *) p;
+	p += MAXALIGN(sizeof(MzcSlotInfo) * capacity);
+	ctl_nodes = (mzc_count_node *) p;
+	p += MAXALIGN(sizeof(mzc_count_node) * ctl_nodes_for(capacity, mzcoord_max_holds));
+	ctl_holds = (MzcHoldEntry *) p;
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(int64);
+	info.entrysize = sizeof(MzcGidEntry);
+	gid_hash = ShmemInitHash("mzcoord collections by global id",
+							 capacity, capacity, &info,
+							 HASH_ELEM | HASH_BLOBS);
+	info.keysize = sizeof(Oid);
+	info.entrysize = sizeof(MzcRelEntry);
+	rel_hash = ShmemInitHash("mzcoord collections by relation",
+							 capacity, capacity, &info,
+							 HASH_ELEM | HASH_BLOBS);
+
+	if (!found)
+	{
+		memset(ctl, 0, sizeof(MzcController));
+		ctl->lock = lock;
+		ConditionVariableInit(&ctl->ready_cv);
+		ctl->capacity = capacity;
+		ctl->nnodes = ctl_nodes_for(capacity, mzcoord_max_holds);
+		ctl->max_holds = mzcoord_max_holds;
+		ctl->ready = false;
+		ctl_clear();
+	}
+}
+
+/* ----------------------------------------------------------------
+ * Readiness
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Functions that need the controller call this: the controller must serve
+ * this database and have bootstrapped the extension that exists now.  Waits
+ * up to MZC_READY_WAIT_MS, then raises 57P03.
+ */
+void
+mzcoord_ctl_require_ready(void)
+{
+	Oid			ext;
+	TimestampTz deadline = 0;
+	bool		ok;
+	static Oid	served_db = InvalidOid;
+
+	mzcoord_require_shmem();
+
+	if (served_db != MyDatabaseId)
+	{
+		char	   *dbname = get_database_name(MyDatabaseId);
+
+		if (dbname == NULL || strcmp(dbname, mzcoord_database) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("mzcoord does not serve database \"%s\"",
+							dbname ? dbname : "?"),
+					 errdetail("The mzcoord coordinator serves database \"%s\".",
+							   mzcoord_database),
+					 errhint("Set mzcoord.database and restart the server to serve another database.")));
+		served_db = MyDatabaseId;
+	}
+
+	ext = get_extension_oid("mzcoord", true);
+	for (;;)
+	{
+		char		error[MZC_ERROR_LEN];
+
+		LWLockAcquire(ctl->lock, LW_SHARED);
+		ok = ctl->ready && ctl->ext_oid == ext;
+		strlcpy(error, ctl->bootstrap_error, sizeof(error));
+		LWLockRelease(ctl->lock);
+		if (ok)
+			break;
+
+		if (deadline == 0)
+		{
+			deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												   MZC_READY_WAIT_MS);
+			ConditionVariablePrepareToSleep(&ctl->ready_cv);
+			continue;
+		}
+		if (GetCurrentTimestamp() >= deadline)
+		{
+			ConditionVariableCancelSleep();
+			ereport(ERROR,
+					(errcode(ERRCODE_CANNOT_CONNECT_NOW),
+					 errmsg("the mzcoord controller is starting up"),
+					 error[0] ? errdetail("Bootstrap failed: %s", error) :
+					 errdetail("The coordinator has not loaded the catalog yet."),
+					 errhint("See mzcoord.worker_status(); retry once its state is \"running\".")));
+		}
+		(void) ConditionVariableTimedSleep(&ctl->ready_cv, 100,
+										   PG_WAIT_EXTENSION);
+	}
+	if (deadline != 0)
+		ConditionVariableCancelSleep();
+}
+
+/* ----------------------------------------------------------------
+ * Lookups (caller holds the lock)
+ * ----------------------------------------------------------------
+ */
+
+static int32
+lookup_gid(int64 gid)
+{
+	MzcGidEntry *e = hash_search(gid_hash, &gid, HASH_FIND, NULL);
+
+	return e ? e->slot : -1;
+}
+
+static int32
+lookup_rel(Oid relid)
+{
+	MzcRelEntry *e = hash_search(rel_hash, &relid, HASH_FIND, NULL);
+
+	return e ? e->slot : -1;
+}
+
+/* Map a slot's relation; drop mappings go through unmap_rel. */
+static void
+map_rel(int32 slot)
+{
+	MzcRelEntry *e;
+	bool		found;
+
+	if (!OidIsValid(ctl_info[slot].relid))
+		return;
+	e = hash_search(rel_hash, &ctl_info[slot].relid, HASH_ENTER_NULL, &found);
+	if (e == NULL)
+		return;					/* cannot happen: sized like the slots */
+	if (found && e->slot != slot && e->slot >= 0)
+		ctl_info[e->slot].relid_mapped = false;
+	e->slot = slot;
+	ctl_info[slot].relid_mapped = true;
+}
+
+static void
+unmap_rel(int32 slot)
+{
+	if (ctl_info[slot].relid_mapped)
+	{
+		(void) hash_search(rel_hash, &ctl_info[slot].relid, HASH_REMOVE, NULL);
+		ctl_info[slot].relid_mapped = false;
+	}
+}
+
+static bool
+map_gid(int32 slot)
+{
+	MzcGidEntry *e;
+	bool		found;
+
+	e = hash_search(gid_hash, &ctl_info[slot].gid, HASH_ENTER_NULL, &found);
+	if (e == NULL)
+		return false;
+	e->slot = slot;
+	return true;
+}
+
+/* ----------------------------------------------------------------
+ * Holds
+ * ----------------------------------------------------------------
+ */
+
+static int32
+hold_entry_alloc(int32 slot, mzc_ts time)
+{
+	int32		i = ctl->hold_free_head;
+	MzcHoldEntry *h;
+
+	Assert(i >= 0);
+	h = &ctl_holds[i];
+	ctl->hold_free_head = h->next_free;
+	ctl->nholds_free--;
+	h->in_use = true;
+	h->slot = slot;
+	h->time = time;
+	h->pid = MyProcPid;
+	h->backend = MyBackendId;
+	h->lxid = MyProc->lxid;
+	h->acquired_at = GetCurrentTimestamp();
+	return i;
+}
+
+static void
+hold_entry_free(int32 i)
+{
+	if (i < 0 || i >= ctl->max_holds || !ctl_holds[i].in_use)
+		return;
+	ctl_holds[i].in_use = false;
+	ctl_holds[i].next_free = ctl->hold_free_head;
+	ctl->hold_free_head = i;
+	ctl->nholds_free++;
+}
+
+/*
+ * Release transaction holds (commit, abort, exit).  Never raises: holds of an
+ * older controller incarnation are simply forgotten.
+ */
+static void
+release_holds_locked(const MzcLocalHold *holds, int nholds)
+{
+	for (int i = 0; i < nholds; i++)
+	{
+		const MzcLocalHold *h = &holds[i];
+
+		if (h->epoch != ctl->epoch)
+			continue;
+		if (mzc_coll_release(&ctl->colls, h->slot, h->time, NULL, NULL) != MZC_OK)
+		{
+			elog(WARNING, "mzcoord: could not release a read hold at " INT64_FORMAT,
+				 (int64) h->time);
+			ctl->rebootstrap = true;
+		}
+		hold_entry_free(h->entry);
+	}
+}
+
+void
+mzcoord_ctl_release_holds(const MzcLocalHold *holds, int nholds)
+{
+	if (ctl == NULL || nholds == 0)
+		return;
+	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+	release_holds_locked(holds, nholds);
+	LWLockRelease(ctl->lock);
+}
+
+/*
+ * Acquire one transaction hold per slot at times[i].  The caller holds the
+ * lock exclusively, checked every time against the sinces and reserved local
+ * room.  Returns false when shared capacity is lacking; holds acquired before
+ * that are recorded and stay until the transaction ends (holding longer is
+ * always safe, and the caller raises an error anyway).
+ */
+static bool
+acquire_holds_locked(const int32 *slots, const mzc_ts *times, int n)
+{
+	if (ctl->nholds_free < n ||
+		ctl->pool.nfree - ctl->reserved_nodes < n)
+		return false;
+	for (int i = 0; i < n; i++)
+	{
+		MzcLocalHold lh;
+
+		if (mzc_coll_acquire(&ctl->colls, slots[i], times[i], NULL, NULL) != MZC_OK)
+			return false;
+		lh.epoch = ctl->epoch;
+		lh.slot = slots[i];
+		lh.time = times[i];
+		lh.entry = hold_entry_alloc(slots[i], times[i]);
+		mzcoord_record_local_hold(&lh);
+	}
+	return true;
+}
+
+static void
+report_no_hold_space(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("too many mzcoord read holds"),
+			 errdetail("All %d hold entries of shared memory are in use.",
+					   mzcoord_max_holds),
+			 errhint("Raise mzcoord.max_holds, or end transactions that hold.")));
+}
+
+/* ----------------------------------------------------------------
+ * Resolving the relations of a SQL call
+ * ----------------------------------------------------------------
+ */
+
+/* One relation of a call: its slot and its frontiers when it was resolved. */
+typedef struct MzcTarget
+{
+	Oid			relid;
+	int32		slot;
+	mzc_frontier since;
+	mzc_frontier upper;
+	int64		gid;
+} MzcTarget;
+
+/*
+ * regclass[] -> distinct relation OIDs, in the order given.  Errors before
+ * anything is locked.
+ */
+static MzcTarget *
+targets_from_array(ArrayType *arr, int *n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	MzcTarget  *t;
+	int			k = 0;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("relations must be given as a one-dimensional array")));
+	deconstruct_array(arr, REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT,
+					  &elems, &nulls, &nelems);
+	if (nelems == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("at least one relation is required")));
+	t = palloc0(sizeof(MzcTarget) * nelems);
+	for (int i = 0; i < nelems; i++)
+	{
+		Oid			relid;
+		bool		dup = false;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("relations must not be null")));
+		relid = DatumGetObjectId(elems[i]);
+		if (!OidIsValid(get_rel_relkind(relid)))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation with OID %u does not exist", relid)));
+		for (int j = 0; j < k; j++)
+			dup |= t[j].relid == relid;
+		if (!dup)
+			t[k++].relid = relid;
+	}
+	*n = k;
+	return t;
+}
+
+static char *
+qualified_relname(Oid relid)
+{
+	char	   *rel = get_rel_name(relid);
+	char	   *nsp = get_namespace_name(get_rel_namespace(relid));
+
+	if (rel == NULL)
+		return psprintf("%u", relid);
+	return quote_qualified_identifier(nsp, rel);
+}
+
+static void
+report_not_registered(Oid relid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+			 errmsg("relation \"%s\" is not an mzcoord collection",
+					qualified_relname(relid)),
+			 errhint("Register a table with mzcoord.create_table(), or create a source or materialized view with mzcoord.")));
+}
+
+/*
+ * Fill slot, since and upper of every target; caller holds the lock.
+ * Returns the index of the first relation that is not a live collection,
+ * or -1.
+ */
+static int
+resolve_targets_locked(MzcTarget *t, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		int32		slot = lookup_rel(t[i].relid);
+
+		if (slot < 0 || ctl_slots[slot].state != MZC_COLL_ACTIVE)
+			return i;
+		t[i].slot = slot;
+		t[i].gid = ctl_info[slot].gid;
+		t[i].since = mzc_coll_since(&ctl->colls, slot);
+		t[i].upper = slot_upper(slot, mzcoord_table_upper());
+	}
+	return -1;
+}
+
+/* Raise the since violation for the targets whose since is beyond ts. */
+static void
+report_targets_violation(MzcTarget *t, int n, mzc_ts ts)
+{
+	const char **names = palloc(sizeof(char *) * n);
+	mzc_frontier *sinces = palloc(sizeof(mzc_frontier) * n);
+	int			k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (!mzc_frontier_le_ts(t[i].since, ts))
+		{
+			names[k] = qualified_relname(t[i].relid);
+			sinces[k] = t[i].since;
+			k++;
+		}
+	mzcoord_report_since_violation(ts, k, names, sinces);
+}
+
+/* ----------------------------------------------------------------
+ * SQL: acquire_read_hold
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * mzcoord.acquire_read_hold(rels regclass[], at bigint DEFAULT NULL)
+ *
+ * Holds every relation at `at` (NULL: at the least time valid for all of
+ * them, the join of their sinces) until the transaction ends.
+ */
+Datum
+mzcoord_acquire_read_hold(PG_FUNCTION_ARGS)
+{
+	MzcTarget  *t;
+	int			n;
+	int			bad;
+	bool		have_at = !PG_ARGISNULL(1);
+	mzc_ts		at = have_at ? PG_GETARG_INT64(1) : 0;
+	bool		violation = false;
+	bool		nospace = false;
+	int32	   *slots;
+	mzc_ts	   *times;
+
+	mzcoord_require_shmem();
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("relations must not be null")));
+	if (have_at && !mzc_ts_valid(at))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("hold time must not be negative: " INT64_FORMAT, at)));
+	t = targets_from_array(PG_GETARG_ARRAYTYPE_P(0), &n);
+	mzcoord_ctl_require_ready();
+	mzcoord_reserve_local_holds(n);
+	slots = palloc(sizeof(int32) * n);
+	times = palloc(sizeof(mzc_ts) * n);
+
+	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+	bad = resolve_targets_locked(t, n);
+	if (bad < 0)
+	{
+		mzc_frontier least = mzc_frontier_at(0);
+
+		for (int i = 0; i < n; i++)
+			least = mzc_frontier_join(least, t[i].since);
+		if (!have_at)
+		{
+			/* Every since empty is impossible for ACTIVE slots. */
+			at = least.empty ? MZC_TS_MAX : least.ts;
+		}
+		for (int i = 0; i < n; i++)
+		{
+			violation |= !mzc_frontier_le_ts(t[i].since, at);
+			slots[i] = t[i].slot;
+			times[i] = at;
+		}
+		if (!violation)
+			nospace = !acquire_holds_locked(slots, times, n);
+	}
+	LWLockRelease(ctl->lock);
+
+	if (bad >= 0)
+		report_not_registered(t[bad].relid);
+	if (violation)
+		report_targets_violation(t, n, at);
+	if (nospace)
+		report_no_hold_space();
+	PG_RETURN_INT64(at);
+}
+
+/* ----------------------------------------------------------------
+ * Timestamp selection
+ * ----------------------------------------------------------------
+ */
+
+typedef struct MzcTsCall
+{
+	MzcTarget  *targets;
+	int			n;
+	mzc_isolation isolation;
+	mzc_when_kind when;
+	mzc_ts		when_ts;
+	/* results */
+	mzc_ts_input *inputs;
+	mzc_ts_constraint *lower;
+	int32	   *blocking;
+	mzc_ts_result res;
+	mzc_status	status;
+	mzc_error	err;
+	mzc_ts		oracle_ts;
+	int			bad;
+} MzcTsCall;
+
+static void
+ts_call_parse(FunctionCallInfo fcinfo, MzcTsCall *c)
+{
+	char	   *iso;
+
+	memset(c, 0, sizeof(*c));
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("relations must not be null")));
+	iso = PG_ARGISNULL(1) ? "strict serializable" :
+		text_to_cstring(PG_GETARG_TEXT_PP(1));
+	if (pg_strcasecmp(iso, "serializable") == 0)
+		c->isolation = MZC_ISO_SERIALIZABLE;
+	else if (pg_strcasecmp(iso, "strict serializable") == 0)
+		c->isolation = MZC_ISO_STRICT_SERIALIZABLE;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unrecognized isolation level: \"%s\"", iso),
+				 errhint("Use \"serializable\" or \"strict serializable\".")));
+	if (!PG_ARGISNULL(2) && !PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("as_of and as_of_at_least cannot both be given")));
+	c->when = MZC_WHEN_IMMEDIATELY;
+	if (!PG_ARGISNULL(2))
+	{
+		c->when = MZC_WHEN_AS_OF;
+		c->when_ts = PG_GETARG_INT64(2);
+	}
+	else if (!PG_ARGISNULL(3))
+	{
+		c->when = MZC_WHEN_AS_OF_AT_LEAST;
+		c->when_ts = PG_GETARG_INT64(3);
+	}
+	if (c->when != MZC_WHEN_IMMEDIATELY && !mzc_ts_valid(c->when_ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timestamp must not be negative: " INT64_FORMAT,
+						c->when_ts)));
+	c->targets = targets_from_array(PG_GETARG_ARRAYTYPE_P(0), &c->n);
+	c->inputs = palloc(sizeof(mzc_ts_input) * c->n);
+	c->lower = palloc(sizeof(mzc_ts_constraint) * (c->n + MZC_TS_EXTRA_LOWER));
+	c->blocking = palloc(sizeof(int32) * c->n);
+}
+
+/* Determine the timestamp; caller holds the lock (any mode). */
+static void
+ts_call_determine_locked(MzcTsCall *c)
+{
+	mzc_ts_request req;
+
+	c->bad = resolve_targets_locked(c->targets, c->n);
+	if (c->bad >= 0)
+		return;
+	for (int i = 0; i < c->n; i++)
+	{
+		c->inputs[i].since = c->targets[i].since;
+		c->inputs[i].upper = c->targets[i].upper;
+	}
+	c->oracle_ts = mzcoord_oracle_read_ts();
+
+	memset(&req, 0, sizeof(req));
+	req.isolation = c->isolation;
+	req.when = c->when;
+	req.when_ts = c->when_ts;
+	req.inputs = c->inputs;
+	req.ninputs = c->n;
+	req.timeline = true;
+	req.has_oracle_ts = true;
+	req.oracle_ts = c->oracle_ts;
+	req.mode = MZC_TS_VERIFY;
+	mzc_ts_result_init(&c->res, c->lower, c->n + MZC_TS_EXTRA_LOWER,
+					   c->blocking, c->n);
+	c->status = mzc_determine_timestamp(&req, &c->res, &c->err);
+}
+
+/* Raise what went wrong in a determination (after the lock is released). */
+static void
+ts_call_report(MzcTsCall *c)
+{
+	if (c->bad >= 0)
+		report_not_registered(c->targets[c->bad].relid);
+	if (c->status == MZC_ERR_SINCE_VIOLATION)
+		report_targets_violation(c->targets, c->n, c->res.candidate);
+	if (c->status != MZC_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("timestamp selection failed: %s", c->err.message)));
+}
+
+/*
+ * Are all inputs complete at ts (ts < upper)?  Tables are handled by the
+ * caller through the timeline; this checks the others.
+ */
+static bool
+uppers_passed(MzcTsCall *c, mzc_ts ts, bool *has_tables)
+{
+	bool		passed = true;
+
+	*has_tables = false;
+	LWLockAcquire(ctl->lock, LW_SHARED);
+	for (int i = 0; i < c->n && passed; i++)
+	{
+		int32		slot = c->targets[i].slot;
+
+		if (!mzc_coll_live(&ctl->colls, slot) || ctl_info[slot].gid != c->targets[i].gid)
+			continue;			/* dropped while we wait: nothing to wait for */
+		if (ctl_info[slot].kind == MZC_KIND_TABLE)
+		{
+			*has_tables = true;
+			continue;
+		}
+		passed = !mzc_frontier_le_ts(ctl_slots[slot].upper, ts);
+	}
+	LWLockRelease(ctl->lock);
+	return passed;
+}
+
+/*
+ * Wait, cancellably, until every input's upper has passed ts.  The read
+ * holds taken before keep the since from passing ts meanwhile.  Tables wait
+ * on the in-flight writers themselves (a lock wait); other collections on
+ * the upper condition variable.
+ */
+static void
+wait_for_uppers(MzcTsCall *c, mzc_ts ts)
+{
+	bool		has_tables;
+
+	for (;;)
+	{
+		mzcoord_prepare_upper_wait();
+		if (uppers_passed(c, ts, &has_tables))
+			break;
+		mzcoord_upper_wait(1000);
+	}
+	mzcoord_end_upper_wait();
+	if (has_tables)
+		mzcoord_wait_for_table_upper(ts);
+}
+
+/*
+ * mzcoord.select_timestamp(rels regclass[], isolation text,
+ *		as_of bigint, as_of_at_least bigint) RETURNS bigint
+ */
+Datum
+mzcoord_select_timestamp(PG_FUNCTION_ARGS)
+{
+	MzcTsCall	c;
+	bool		nospace = false;
+	int32	   *slots;
+	mzc_ts	   *times;
+	mzc_ts		chosen;
+
+	mzcoord_require_shmem();
+	ts_call_parse(fcinfo, &c);
+	mzcoord_ctl_require_ready();
+	mzcoord_reserve_local_holds(c.n);
+	slots = palloc(sizeof(int32) * c.n);
+	times = palloc(sizeof(mzc_ts) * c.n);
+
+	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+	ts_call_determine_locked(&c);
+	if (c.bad < 0 && c.status == MZC_OK)
+	{
+		for (int i = 0; i < c.n; i++)
+		{
+			slots[i] = c.targets[i].slot;
+			times[i] = c.res.timestamp;
+		}
+		nospace = !acquire_holds_locked(slots, times, c.n);
+	}
+	LWLockRelease(ctl->lock);
+
+	ts_call_report(&c);
+	if (nospace)
+		report_no_hold_space();
+
+	chosen = c.res.timestamp;
+	if (!c.res.respond_immediately)
+		wait_for_uppers(&c, chosen);
+	PG_RETURN_INT64(chosen);
+}
+
+/* "1673618185152 (2023-01-13 13:56:25.152)" */
+static void
+append_ts(StringInfo buf, mzc_ts ts)
+{
+	struct pg_tm tm;
+	fsec_t		fsec;
+	int64		secs = ts / 1000;
+	Timestamp	t;
+
+	appendStringInfo(buf, INT64_FORMAT, (int64) ts);
+	/* Only render dates PostgreSQL can represent. */
+	if (secs > (int64) 9000000000000LL / 1000)
+		return;
+	t = (Timestamp) (ts * 1000) -
+		(Timestamp) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+	if (timestamp2tm(t, NULL, &tm, &fsec, NULL, NULL) != 0)
+		return;
+	appendStringInfo(buf, " (%04d-%02d-%02d %02d:%02d:%02d.%03d)",
+					 tm.tm_year, tm.tm_mon, tm.tm_mday,
+					 tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (fsec / 1000));
+}
+
+static void
+append_frontier(StringInfo buf, mzc_frontier f)
+{
+	appendStringInfoChar(buf, '[');
+	if (!f.empty)
+		append_ts(buf, f.ts);
+	appendStringInfoChar(buf, ']');
+}
+
+static void
+append_label(StringInfo buf, const char *label)
+{
+	appendStringInfo(buf, "%31s:", label);
+}
+
+static const char *
+iso_label(mzc_isolation iso)
+{
+	switch (iso)
+	{
+		case MZC_ISO_SERIALIZABLE:
+			return "Serializable";
+		case MZC_ISO_STRICT_SERIALIZABLE:
+			return "StrictSerializable";
+		case MZC_ISO_STRONG_SESSION_SERIALIZABLE:
+			return "StrongSessionSerializable";
+	}
+	return "?";
+}
+
+static void
+append_constraint(StringInfo buf, MzcTsCall *c, const mzc_ts_constraint *k)
+{
+	appendStringInfoString(buf, "  (");
+	switch (k->reason)
+	{
+		case MZC_REASON_STORAGE_INPUT:
+			appendStringInfo(buf, "StorageInput([u" INT64_FORMAT "])",
+							 c->targets[k->input].gid);
+			break;
+		case MZC_REASON_QUERY_AS_OF:
+			appendStringInfoString(buf, "QueryAsOf");
+			break;
+		case MZC_REASON_ISOLATION_LEVEL:
+			appendStringInfo(buf, "IsolationLevel(%s)", iso_label(k->isolation));
+			break;
+		case MZC_REASON_REAL_TIME_RECENCY:
+			appendStringInfoString(buf, "RealTimeRecency");
+			break;
+	}
+	appendStringInfoString(buf, "): ");
+	append_frontier(buf, k->bound);
+	appendStringInfoChar(buf, '\n');
+}
+
+/*
+ * mzcoord.explain_timestamp(...) RETURNS text: the decision select_timestamp
+ * would take now, in the layout of EXPLAIN TIMESTAMP.  Takes no holds.
+ */
+Datum
+mzcoord_explain_timestamp(PG_FUNCTION_ARGS)
+{
+	MzcTsCall	c;
+	StringInfoData buf;
+
+	mzcoord_require_shmem();
+	ts_call_parse(fcinfo, &c);
+	mzcoord_ctl_require_ready();
+
+	LWLockAcquire(ctl->lock, LW_SHARED);
+	ts_call_determine_locked(&c);
+	LWLockRelease(ctl->lock);
+	ts_call_report(&c);
+
+	initStringInfo(&buf);
+	append_label(&buf, "query timestamp");
+	appendStringInfoChar(&buf, ' ');
+	append_ts(&buf, c.res.timestamp);
+	appendStringInfoChar(&buf, '\n');
+	if (c.res.oracle_used)
+	{
+		append_label(&buf, "oracle read timestamp");
+		appendStringInfoChar(&buf, ' ');
+		append_ts(&buf, c.oracle_ts);
+		appendStringInfoChar(&buf, '\n');
+	}
+	append_label(&buf, "largest not in advance of upper");
+	appendStringInfoChar(&buf, ' ');
+	append_ts(&buf, c.res.largest_not_in_advance_of_upper);
+	appendStringInfoChar(&buf, '\n');
+	append_label(&buf, "upper");
+	append_frontier(&buf, c.res.upper);
+	appendStringInfoChar(&buf, '\n');
+	append_label(&buf, "since");
+	append_frontier(&buf, c.res.since);
+	appendStringInfoChar(&buf, '\n');
+	append_label(&buf, "can respond immediately");
+	appendStringInfo(&buf, " %s\n", c.res.respond_immediately ? "true" : "false");
+	append_label(&buf, "timeline");
+	appendStringInfoString(&buf, " Some(EpochMilliseconds)\n");
+	append_label(&buf, "session wall time");
+	appendStringInfoChar(&buf, ' ');
+	append_ts(&buf, mzcoord_now_ms());
+	appendStringInfoString(&buf, "\n");
+
+	for (int i = 0; i < c.n; i++)
+	{
+		appendStringInfo(&buf, "\nsource %s (u" INT64_FORMAT ", storage):\n",
+						 qualified_relname(c.targets[i].relid), c.targets[i].gid);
+		append_label(&buf, "read frontier");
+		append_frontier(&buf, c.targets[i].since);
+		appendStringInfoChar(&buf, '\n');
+		append_label(&buf, "write frontier");
+		append_frontier(&buf, c.targets[i].upper);
+		appendStringInfoChar(&buf, '\n');
+	}
+
+	appendStringInfoString(&buf, "\nbinding constraints:\nlower:\n");
+	for (int i = 0; i < c.res.nlower; i++)
+		append_constraint(&buf, &c, &c.res.lower[i]);
+	if (c.res.nupper > 0)
+	{
+		appendStringInfoString(&buf, "upper:\n");
+		for (int i = 0; i < c.res.nupper; i++)
+			append_constraint(&buf, &c, &c.res.upper_constraints[i]);
+	}
+
+	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
+}
+
+/* ----------------------------------------------------------------
+ * Staging support: inputs, reservation, publication
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Check (at staging time) that the inputs are live collections.  Inputs
+ * staged by the same transaction are filtered out by the caller.
+ */
+void
+mzcoord_ctl_check_inputs(const int64 *gids, int n)
+{
+	int			bad = -1;
+
+	if (n == 0)
+		return;
+	mzcoord_ctl_require_ready();
+	LWLockAcquire(ctl->lock, LW_SHARED);
+	for (int i = 0; i < n && bad < 0; i++)
+	{
+		int32		slot = lookup_gid(gids[i]);
+
+		if (slot < 0 || ctl_slots[slot].state != MZC_COLL_ACTIVE)
+			bad = i;
+	}
+	LWLockRelease(ctl->lock);
+	if (bad >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("collection \"u" INT64_FORMAT "\" does not exist",
+						gids[bad])));
+}
+
+/*
+ * Transaction holds on each collection at its current since; returns the
+ * least valid read (the join of the sinces), or {0} for no input.
+ */
+mzc_ts
+mzcoord_ctl_hold_gids(const int64 *gids, int n)
+{
+	int32	   *slots = palloc(sizeof(int32) * Max(n, 1));
+	mzc_ts	   *times = palloc(sizeof(mzc_ts) * Max(n, 1));
+	mzc_frontier least = mzc_frontier_at(0);
+	int			bad = -1;
+	bool		nospace = false;
+
+	mzcoord_ctl_require_ready();
+	mzcoord_reserve_local_holds(n);
+
+	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < n && bad < 0; i++)
+	{
+		int32		slot = lookup_gid(gids[i]);
+
+		if (slot < 0 || ctl_slots[slot].state != MZC_COLL_ACTIVE)
+		{
+			bad = i;
+			break;
+		}
+		slots[i] = slot;
+		times[i] = mzc_coll_since(&ctl->colls, slot).ts;
+		least = mzc_frontier_join(least, mzc_frontier_at(times[i]));
+	}
+	if (bad < 0)
+		nospace = !acquire_holds_locked(slots, times, n);
+	LWLockRelease(ctl->lock);
+
+	if (bad >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("collection \"u" INT64_FORMAT "\" does not exist",
+						gids[bad])));
+	if (nospace)
+		report_no_hold_space();
+	return least.ts;
+}
+
+/* Pool nodes a staged change may need at publication (an upper bound). */
+static int32
+staged_nodes(const MzcStaged *s)
+{
+	switch (s->op)
+	{
+		case MZC_STAGE_CREATE:
+			return 1 + s->ninputs;
+		case MZC_STAGE_POLICY:
+		case MZC_STAGE_DROP:
+			return 1 + MZC_COLL_MAX_DEPS * MZC_COLL_MAX_DEPS;
+	}
+	return 0;
+}
+
+static bool
+staged_creates_gid(List *staged, const MzcStaged *upto, int64 gid)
+{
+	ListCell   *lc;
+
+	foreach(lc, staged)
+	{
+		MzcStaged  *s = lfirst(lc);
+
+		if (s == upto)
+			break;
+		if (s->op == MZC_STAGE_CREATE && s->gid == gid)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * PRE_COMMIT: check the staged changes against the controller and reserve
+ * what publishing them needs.  May raise (the transaction then aborts).
+ */
+void
+mzcoord_ctl_reserve(List *staged, MzcReservation *r)
+{
+	ListCell   *lc;
+	int32		slots = 0;
+	int32		nodes = 0;
+	int64		missing = -1;
+	int64		duplicate = -1;
+	bool		ready;
+	bool		full_slots = false;
+	bool		full_nodes = false;
+
+	foreach(lc, staged)
+	{
+		MzcStaged  *s = lfirst(lc);
+
+		slots += s->op == MZC_STAGE_CREATE ? 1 : 0;
+		nodes += staged_nodes(s);
+	}
+
+	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+	ready = ctl->ready;
+	if (ready)
+	{
+		foreach(lc, staged)
+		{
+			MzcStaged  *s = lfirst(lc);
+
+			if (s->op == MZC_STAGE_CREATE)
+			{
+				if (lookup_gid(s->gid) >= 0 || staged_creates_gid(staged, s, s->gid))
+					duplicate = s->gid;
+				for (int i = 0; i < s->ninputs; i++)
+				{
+					int32		slot = lookup_gid(s->inputs[i]);
+
+					if ((slot < 0 || !mzc_coll_live(&ctl->colls, slot)) &&
+						!staged_creates_gid(staged, s, s->inputs[i]))
+						missing = s->inputs[i];
+				}
+			}
+			else if (lookup_gid(s->gid) < 0 && !staged_creates_gid(staged, s, s->gid))
+				missing = s->gid;
+		}
+		full_slots = ctl->colls.nfree - ctl->reserved_slots < slots;
+		full_nodes = ctl->pool.nfree - ctl->reserved_nodes < nodes;
+		if (missing < 0 && duplicate < 0 && !full_slots && !full_nodes)
+		{
+			ctl->reserved_slots += slots;
+			ctl->reserved_nodes += nodes;
+			r->epoch = ctl->epoch;
+			r->slots = slots;
+			r->nodes = nodes;
+		}
+	}
+	LWLockRelease(ctl->lock);
+
+	if (!ready)
+		ereport(ERROR,
+				(errcode(ERRCODE_CANNOT_CONNECT_NOW),
+				 errmsg("the mzcoord controller is starting up"),
+				 errdetail("Catalog changes cannot be published before the coordinator loaded the catalog.")));
+	if (missing >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("collection \"u" INT64_FORMAT "\" does not exist", missing)));
+	if (duplicate >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("collection \"u" INT64_FORMAT "\" already exists", duplicate)));
+	if (full_slots)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many mzcoord collections"),
+				 errdetail("All %d collection slots of shared memory are in use.",
+						   mzcoord_max_collections),
+				 errhint("Raise mzcoord.max_collections, or drop collections.")));
+	if (full_nodes)
+		report_no_hold_space();
+}
+
+void
+mzcoord_ctl_unreserve(const MzcReservation *r)
+{
+	if (ctl == NULL)
+		return;
+	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+	if (r->epoch == ctl->epoch)
+	{
+		ctl->reserved_slots -= r->slots;
+		ctl->reserved_nodes -= r->nodes;
+	}
+	LWLockRelease(ctl->lock);
+}
+
+static mzc_policy
+policy_for(MzcKind kind, int64 retain_ms)
+{
+	/* A sink is write-only: it only needs its input up to its progress. */
+	if (kind == MZC_KIND_SINK)
+		return mzc_policy_step_back();
+	return retain_policy(retain_ms);
+}
+
+/*
+ * Create a collection in the core and map it; caller holds the lock.
+ * Returns false on a core failure (reported in err).
+ */
+static bool
+create_locked(int64 gid, const char *item_id, Oid relid, MzcKind kind,
+			  mzc_frontier since, mzc_frontier upper,
+			  const int32 *deps, int ndeps, int32 *slot_out, mzc_error *err)
+{
+	mzc_coll_create_args args;
+	int32		slot;
+
+	memset(&args, 0, sizeof(args));
+	args.shard_since = since;
+	args.requested_since = mzc_frontier_at(0);
+	args.is_table = kind == MZC_KIND_TABLE;
+	args.register_ts = since.empty ? 0 : since.ts;
+	args.upper = kind == MZC_KIND_TABLE ? mzc_frontier_join(upper, since) : upper;
+	args.deps = deps;
+	args.ndeps = ndeps;
+	args.hold_deps_at_since = true;
+	if (mzc_coll_create(&ctl->colls, &args, &slot, err) != MZC_OK)
+		return false;
+
+	memset(&ctl_info[slot], 0, sizeof(MzcSlotInfo));
+	ctl_info[slot].gid = gid;
+	ctl_info[slot].relid = relid;
+	ctl_info[slot].kind = kind;
+	strlcpy(ctl_info[slot].item_id, item_id, MZC_ITEM_ID_LEN);
+	ctl_info[slot].retain_ms = MZC_DEFAULT_RETAIN_MS;
+	ctl_info[slot].created_at = GetCurrentTimestamp();
+	ctl_info[slot].recheck = true;
+	if (!map_gid(slot))
+	{
+		snprintf(err->message, sizeof(err->message), "global id table is full");
+		return false;
+	}
+	map_rel(slot);
+	*slot_out = slot;
+	return true;
+}
+
+static bool
+apply_staged_locked(const MzcStaged *s, mzc_error *err)
+{
+	int32		slot;
+
+	switch (s->op)
+	{
+		case MZC_STAGE_CREATE:
+			{
+				int32		deps[MZC_MAX_INPUTS];
+
+				for (int i = 0; i < s->ninputs; i++)
+				{
+					deps[i] = lookup_gid(s->inputs[i]);
+					if (deps[i] < 0)
+					{
+						snprintf(err->message, sizeof(err->message),
+								 "input u" INT64_FORMAT " is missing", s->inputs[i]);
+						return false;
+					}
+				}
+				return create_locked(s->gid, s->item_id, s->relid, s->kind,
+									 s->since, s->upper, deps, s->ninputs,
+									 &slot, err);
+			}
+		case MZC_STAGE_POLICY:
+			{
+				mzc_policy p;
+
+				slot = lookup_gid(s->gid);
+				if (slot < 0 || ctl_slots[slot].state != MZC_COLL_ACTIVE)
+					return true;	/* dropped meanwhile: nothing to govern */
+				ctl_info[slot].retain_ms = s->retain_ms;
+				p = policy_for(ctl_info[slot].kind, s->retain_ms);
+				return mzc_coll_set_policy(&ctl->colls, slot, &p, NULL, err) == MZC_OK;
+			}
+		case MZC_STAGE_DROP:
+			slot = lookup_gid(s->gid);
+			if (slot < 0)
+				return true;
+			unmap_rel(slot);
+			return mzc_coll_drop(&ctl->colls, slot, NULL, err) == MZC_OK;
+	}
+	return true;
+}
+
+/*
+ * COMMIT: publish the staged changes and release the transaction's holds in
+ * one critical section (the handover).  Never raises.
+ */
+void
+mzcoord_ctl_publish(List *staged, const MzcReservation *r,
+					const MzcLocalHold *holds, int nholds)
+{
+	ListCell   *lc;
+
+	if (ctl == NULL)
+		return;
+	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+	if (r != NULL && r->epoch == ctl->epoch)
+	{
+		ctl->reserved_slots -= r->slots;
+		ctl->reserved_nodes -= r->nodes;
+		foreach(lc, staged)
+		{
+			mzc_error	err;
+
+			err.message[0] = '\0';
+			if (!apply_staged_locked(lfirst(lc), &err))
+			{
+				elog(WARNING, "mzcoord: could not publish a catalog change: %s; the controller will be rebuilt from the catalog",
+					 err.message);
+				ctl->rebootstrap = true;
+			}
+		}
+	}
+	release_holds_locked(holds, nholds);
+	LWLockRelease(ctl->lock);
+}
+
+/* ----------------------------------------------------------------
+ * Bootstrap
+ * ----------------------------------------------------------------
+ */
+
+/* One collection as the catalog describes it. */
+typedef struct MzcBootRow
+{
+	int64		gid;
+	char		item_id[MZC_ITEM_ID_LEN];
+	MzcKind		kind;
+	Oid			relid;
+	bool		is_primary;
+	mzc_frontier since;
+	mzc_frontier upper;
+	int64		retain_ms;
+	int			ninputs;
+	int64		inputs[MZC_MAX_INPUTS];
+	int32		slot;			/* once created */
+	int32		dataflow;		/* index into the as-of dataflows, or -1 */
+} MzcBootRow;
+
+static const char *const boot_query =
+"SELECT c.global_id, c.item_id, i.kind, i.relation::oid, c.primary_id IS NULL,"
+"       coalesce(c.since, c.as_of), c.upper,"
+"       (extract(epoch FROM i.retain_history) * 1000)::bigint,"
+"       (SELECT array_agg(ii.input_global_id ORDER BY ii.input_global_id)"
+"          FROM mzcoord.item_inputs ii WHERE ii.item_id = c.item_id)"
+"  FROM mzcoord.collections c JOIN mzcoord.items i ON i.id = c.item_id"
+" ORDER BY length(c.global_id), c.global_id";
+
+static mzc_frontier
+spi_frontier(HeapTuple tup, TupleDesc desc, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
+
+	return isnull ? mzc_frontier_empty() : mzc_frontier_at(DatumGetInt64(d));
+}
+
+/* Read the catalog (inside the worker's transaction, SPI connected). */
+static MzcBootRow *
+boot_read_catalog(int *nrows)
+{
+	MzcBootRow *rows;
+	uint64		n;
+
+	if (SPI_execute(boot_query, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "mzcoord: could not read the catalog");
+	n = SPI_processed;
+	rows = palloc0(sizeof(MzcBootRow) * Max(n, 1));
+	for (uint64 r = 0; r < n; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MzcBootRow *row = &rows[r];
+		bool		isnull;
+		char	   *s;
+		Datum		d;
+
+		s = SPI_getvalue(tup, desc, 1);
+		if (!mzcoord_parse_gid(s, &row->gid))
+			elog(ERROR, "mzcoord: invalid global id in the catalog: %s", s);
+		strlcpy(row->item_id, SPI_getvalue(tup, desc, 2), MZC_ITEM_ID_LEN);
+		s = SPI_getvalue(tup, desc, 3);
+		if (!mzcoord_kind_parse(s, &row->kind))
+			elog(ERROR, "mzcoord: invalid item kind in the catalog: %s", s);
+		d = SPI_getbinval(tup, desc, 4, &isnull);
+		row->relid = isnull ? InvalidOid : DatumGetObjectId(d);
+		row->is_primary = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
+		row->since = spi_frontier(tup, desc, 6);
+		row->upper = spi_frontier(tup, desc, 7);
+		d = SPI_getbinval(tup, desc, 8, &isnull);
+		row->retain_ms = isnull ? MZC_DEFAULT_RETAIN_MS : DatumGetInt64(d);
+		d = SPI_getbinval(tup, desc, 9, &isnull);
+		if (!isnull && row->is_primary)
+		{
+			ArrayType  *arr = DatumGetArrayTypeP(d);
+			Datum	   *elems;
+			bool	   *nulls;
+			int			ne;
+
+			deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
+							  &elems, &nulls, &ne);
+			if (ne > MZC_MAX_INPUTS)
+				elog(ERROR, "mzcoord: collection %s has more than %d inputs",
+					 SPI_getvalue(tup, desc, 1), MZC_MAX_INPUTS);
+			for (int i = 0; i < ne; i++)
+				if (!mzcoord_parse_gid(TextDatumGetCString(elems[i]),
+									   &row->inputs[i]))
+					elog(ERROR, "mzcoord: invalid input id in the catalog");
+			row->ninputs = ne;
+		}
+		row->slot = -1;
+		row->dataflow = -1;
+	}
+	*nrows = (int) n;
+	return rows;
+}
+
+static int
+boot_find(MzcBootRow *rows, int n, int64 gid)
+{
+	for (int i = 0; i < n; i++)
+		if (rows[i].gid == gid)
+			return i;
+	return -1;
+}
+
+/*
+ * As-of selection (reference 2.6) for every maintained object: the durable
+ * frontiers of the storage collections are the hard constraints.  Sets the
+ * since each maintained collection starts at.
+ */
+static void
+boot_select_as_ofs(MzcBootRow *rows, int n)
+{
+	mzc_asof_storage *storage = palloc0(sizeof(mzc_asof_storage) * Max(n, 1));
+	mzc_asof_dataflow *dfs = palloc0(sizeof(mzc_asof_dataflow) * Max(n, 1));
+	int32	   *inputs = palloc0(sizeof(int32) * Max(n, 1) * MZC_MAX_INPUTS);
+	int			ndf = 0;
+	mzc_asof_request req;
+	mzc_error	err;
+
+	for (int i = 0; i < n; i++)
+	{
+		storage[i].since = rows[i].since;
+		storage[i].upper = rows[i].upper;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		mzc_asof_dataflow *df;
+		int32	   *in = &inputs[ndf * MZC_MAX_INPUTS];
+		int			k = 0;
+
+		if (rows[i].kind == MZC_KIND_TABLE || rows[i].kind == MZC_KIND_SOURCE ||
+			!rows[i].is_primary)
+			continue;
+		for (int j = 0; j < rows[i].ninputs; j++)
+		{
+			int			idx = boot_find(rows, n, rows[i].inputs[j]);
+
+			if (idx >= 0)
+				in[k++] = idx;
+		}
+		df = &dfs[ndf];
+		df->storage_inputs = in;
+		df->nstorage_inputs = k;
+		df->export_storage = rows[i].kind == MZC_KIND_INDEX ? -1 : i;
+		if (rows[i].kind == MZC_KIND_INDEX)
+		{
+			df->has_policy = true;
+			df->policy = retain_policy(rows[i].retain_ms);
+		}
+		rows[i].dataflow = ndf++;
+	}
+	if (ndf == 0)
+		return;
+
+	memset(&req, 0, sizeof(req));
+	req.storage = storage;
+	req.nstorage = n;
+	req.dataflows = dfs;
+	req.ndataflows = ndf;
+	req.now = mzcoord_now_ms();
+	if (mzc_select_as_ofs(&req, NULL, &err) != MZC_OK)
+		elog(ERROR, "mzcoord: as-of selection failed: %s", err.message);
+
+	for (int i = 0; i < n; i++)
+		if (rows[i].dataflow >= 0 && !dfs[rows[i].dataflow].as_of.empty)
+			rows[i].since = mzc_frontier_join(rows[i].since,
+											  dfs[rows[i].dataflow].as_of);
+}
+
+/*
+ * Build the controller from the catalog rows; caller holds the lock
+ * exclusively.  On failure the controller is left empty and not ready.
+ */
+static bool
+boot_build_locked(MzcBootRow *rows, int n, mzc_ts table_upper, Oid ext,
+				  mzc_error *err)
+{
+	bool		progress = true;
+	int			done = 0;
+
+	ctl_clear();
+	ctl->epoch++;
+	ctl->table_upper = table_upper;
+
+	/* Create in dependency layers: a collection after its inputs. */
+	while (done < n && progress)
+	{
+		progress = false;
+		for (int i = 0; i < n; i++)
+		{
+			int32		deps[MZC_MAX_INPUTS];
+			bool		ready = true;
+			mzc_frontier upper;
+
+			if (rows[i].slot >= 0 || rows[i].since.empty)
+				continue;
+			for (int j = 0; j < rows[i].ninputs && ready; j++)
+			{
+				int			idx = boot_find(rows, n, rows[i].inputs[j]);
+
+				if (idx < 0 || rows[idx].since.empty)
+					deps[j] = -1;	/* input gone: nothing to hold */
+				else if (rows[idx].slot < 0)
+					ready = false;
+				else
+					deps[j] = rows[idx].slot;
+			}
+			if (!ready)
+				continue;
+			{
+				int			k = 0;
+
+				for (int j = 0; j < rows[i].ninputs; j++)
+					if (deps[j] >= 0)
+						deps[k++] = deps[j];
+				upper = rows[i].kind == MZC_KIND_TABLE ?
+					mzc_frontier_at(table_upper) : rows[i].upper;
+				if (!create_locked(rows[i].gid, rows[i].item_id,
+								   rows[i].is_primary ? rows[i].relid : InvalidOid,
+								   rows[i].kind, rows[i].since, upper,
+								   deps, k, &rows[i].slot, err))
+					return false;
+			}
+			ctl_info[rows[i].slot].persisted = true;
+			ctl_info[rows[i].slot].durable_since = rows[i].since;
+			ctl_info[rows[i].slot].durable_upper = rows[i].upper;
+			progress = true;
+			done++;
+		}
+	}
+
+	/* Policies only once every collection and its holds exist (I5). */
+	for (int i = 0; i < n; i++)
+	{
+		mzc_policy p;
+
+		if (rows[i].slot < 0)
+			continue;
+		ctl_info[rows[i].slot].retain_ms = rows[i].retain_ms;
+		p = policy_for(rows[i].kind, rows[i].retain_ms);
+		if (mzc_coll_set_policy(&ctl->colls, rows[i].slot, &p, NULL, err) != MZC_OK)
+			return false;
+	}
+
+	ctl->ready = true;
+	ctl->ext_oid = ext;
+	ctl->database_oid = MyDatabaseId;
+	ctl->rebootstrap = false;
+	ctl->resync = false;
+	ctl->bootstraps++;
+	ctl->ready_at = GetCurrentTimestamp();
+	ctl->bootstrap_error[0] = '\0';
+	return true;
+}
+
+/* Mark the controller not ready and empty it (the extension is gone). */
+void
+mzcoord_controller_reset(void)
+{
+	if (ctl == NULL)
+		return;
+	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+	if (ctl->ready)
+	{
+		ctl_clear();
+		ctl->epoch++;
+		ctl->ready = false;
+		ctl->ext_oid = InvalidOid;
+	}
+	LWLockRelease(ctl->lock);
+}
+
+static void
+bootstrap(Oid ext)
+{
+	MzcBootRow *rows;
+	int			n;
+	mzc_ts		max_upper = 0;
+	mzc_ts		table_upper;
+	mzc_error	err;
+	bool		ok;
+
+	rows = boot_read_catalog(&n);
+
+	/* Time never goes back: start the oracle at every durable upper. */
+	for (int i = 0; i < n; i++)
+		if (!rows[i].upper.empty && rows[i].upper.ts > max_upper)
+			max_upper = rows[i].upper.ts;
+	mzcoord_oracle_bootstrap(max_upper);
+	table_upper = mzcoord_oracle_tick();
+
+	boot_select_as_ofs(rows, n);
+
+	memset(&err, 0, sizeof(err));
+	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+	ok = boot_build_locked(rows, n, table_upper, ext, &err);
+	if (!ok)
+	{
+		ctl_clear();
+		ctl->ready = false;
+		ctl->ext_oid = InvalidOid;
+		strlcpy(ctl->bootstrap_error, err.message, MZC_ERROR_LEN);
+	}
+	LWLockRelease(ctl->lock);
+
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("mzcoord could not load the catalog into shared memory: %s",
+						err.message),
+				 errhint("Raise mzcoord.max_collections or mzcoord.max_holds and restart the server.")));
+	ConditionVariableBroadcast(&ctl->ready_cv);
+	ereport(LOG,
+			(errmsg("mzcoord controller ready: %d collections loaded", n)));
+}
+
+/* ----------------------------------------------------------------
+ * The tick
+ * ----------------------------------------------------------------
+ */
+
+typedef struct MzcPersistRow
+{
+	int32		slot;
+	int64		gid;
+	mzc_frontier since;
+	mzc_frontier upper;
+} MzcPersistRow;
+
+/* Rows the current tick persists (worker only; in the tick's context). */
+static MzcPersistRow *pending_rows = NULL;
+static int	npending_rows = 0;
+
+/*
+ * Durable since of a slot: meet of its implied capability and the holds
+ * its dependents keep on it.  min_dep_hold may be NULL (no dependents).
+ */
+static mzc_frontier
+durable_since(int32 slot, const mzc_frontier *min_dep_hold)
+{
+	mzc_frontier f = ctl_slots[slot].implied;
+
+	if (min_dep_hold != NULL)
+		f = mzc_frontier_meet(f, min_dep_hold[slot]);
+	return f;
+}
+
+static void
+persist_rows(MzcPersistRow *rows, int n)
+{
+	Datum	   *gids = palloc(sizeof(Datum) * n);
+	Datum	   *sinces = palloc(sizeof(Datum) * n);
+	Datum	   *uppers = palloc(sizeof(Datum) * n);
+	bool	   *since_nulls = palloc(sizeof(bool) * n);
+	bool	   *upper_nulls = palloc(sizeof(bool) * n);
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+	Oid			argtypes[3] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID};
+	Datum		values[3];
+	int			rc;
+
+	for (int i = 0; i < n; i++)
+	{
+		gids[i] = CStringGetTextDatum(gid_text(rows[i].gid));
+		sinces[i] = frontier_datum(rows[i].since, &since_nulls[i]);
+		uppers[i] = frontier_datum(rows[i].upper, &upper_nulls[i]);
+	}
+	values[0] = PointerGetDatum(construct_md_array(gids, NULL, 1, dims, lbs,
+												   TEXTOID, -1, false, TYPALIGN_INT));
+	values[1] = PointerGetDatum(construct_md_array(sinces, since_nulls, 1, dims, lbs,
+												   INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[2] = PointerGetDatum(construct_md_array(uppers, upper_nulls, 1, dims, lbs,
+												   INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	rc = SPI_execute_with_args(
+							   "UPDATE mzcoord.collections c"
+							   "   SET since = v.since, upper = v.upper"
+							   "  FROM unnest($1, $2, $3) AS v(global_id, since, upper)"
+							   " WHERE c.global_id = v.global_id"
+							   "   AND (c.since IS DISTINCT FROM v.since"
+							   "        OR c.upper IS DISTINCT FROM v.upper)",
+							   3, argtypes, values, NULL, false, 0);
+	if (rc != SPI_OK_UPDATE)
+		elog(ERROR, "mzcoord: could not persist frontiers: %s",
+			 SPI_result_code_string(rc));
+}
+
+/*
+ * The coordinator's tick (inside its transaction, extension present and
+ * locked): bootstrap if needed, advance the table timeline and the implied
+ * capabilities, persist the frontiers that changed.
+ */
+void
+mzcoord_controller_tick(void)
+{
+	Oid			ext = get_extension_oid("mzcoord", true);
+	bool		need_boot;
+	mzc_ts		table_upper;
+	MzcPersistRow *rows;
+	int			nrows = 0;
+	mzc_frontier *min_dep_hold = NULL;
+	bool		any_deps = false;
+	bool		resync;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	LWLockAcquire(ctl->lock, LW_SHARED);
+	need_boot = !ctl->ready || ctl->ext_oid != ext || ctl->rebootstrap;
+	LWLockRelease(ctl->lock);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "mzcoord: SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+
+	if (need_boot)
+	{
+		bootstrap(ext);
+		PopActiveSnapshot();
+		SPI_finish();
+		return;
+	}
+
+	table_upper = mzcoord_oracle_tick();
+	rows = MemoryContextAlloc(cxt, sizeof(MzcPersistRow) * ctl->capacity);
+	min_dep_hold = MemoryContextAlloc(cxt, sizeof(mzc_frontier) * ctl->capacity);
+
+	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+	ctl->table_upper = table_upper;
+	resync = ctl->resync;
+
+	/* Tables share the timeline: advance those whose implied would move. */
+	for (int32 s = 0; s < ctl->capacity; s++)
+	{
+		mzc_collection *c = &ctl_slots[s];
+
+		if (c->state == MZC_COLL_FREE)
+			continue;
+		any_deps |= c->ndeps > 0;
+		if (c->state == MZC_COLL_ACTIVE && ctl_info[s].kind == MZC_KIND_TABLE)
+		{
+			mzc_frontier want = mzc_policy_frontier(&c->policy,
+													mzc_frontier_at(table_upper));
+
+			if (mzc_frontier_lt(c->implied, want))
+				(void) mzc_coll_advance_upper(&ctl->colls, s,
+											  mzc_frontier_at(table_upper),
+											  NULL, NULL);
+		}
+	}
+
+	/* Where dependents hold each collection (only if anyone depends). */
+	if (any_deps)
+	{
+		for (int32 s = 0; s < ctl->capacity; s++)
+			min_dep_hold[s] = mzc_frontier_empty();
+		for (int32 s = 0; s < ctl->capacity; s++)
+		{
+			mzc_collection *c = &ctl_slots[s];
+
+			if (c->state == MZC_COLL_FREE || c->state == MZC_COLL_GONE)
+				continue;
+			for (int d = 0; d < c->ndeps; d++)
+			{
+				min_dep_hold[c->deps[d]] = mzc_frontier_meet(min_dep_hold[c->deps[d]],
+															 c->dep_hold);
+				if (c->dirty)
+					ctl_info[c->deps[d]].recheck = true;
+			}
+		}
+	}
+
+	/* Collect what changed: the dirty list, rechecks, or everything. */
+	for (int32 s = 0; s < ctl->capacity; s++)
+	{
+		mzc_collection *c = &ctl_slots[s];
+		MzcSlotInfo *info = &ctl_info[s];
+		mzc_frontier since;
+		mzc_frontier upper;
+
+		if (c->state == MZC_COLL_FREE)
+			continue;
+		if (!(c->dirty || info->recheck || resync))
+			continue;
+		info->recheck = false;
+		if (c->state == MZC_COLL_GONE)
+		{
+			(void) hash_search(gid_hash, &info->gid, HASH_REMOVE, NULL);
+			unmap_rel(s);
+			continue;
+		}
+		if (c->state != MZC_COLL_ACTIVE)
+			continue;			/* dropped: its catalog row is gone */
+		since = durable_since(s, any_deps ? min_dep_hold : NULL);
+		upper = slot_upper(s, table_upper);
+		if (info->persisted && mzc_frontier_eq(since, info->durable_since) &&
+			(info->kind == MZC_KIND_TABLE ||
+			 mzc_frontier_eq(upper, info->durable_upper)))
+			continue;
+		rows[nrows].slot = s;
+		rows[nrows].gid = info->gid;
+		rows[nrows].since = since;
+		rows[nrows].upper = upper;
+		nrows++;
+	}
+	mzc_colls_clear_dirty(&ctl->colls);
+	if (nrows > 0)
+		ctl->resync = true;		/* until the rows below are durable */
+	LWLockRelease(ctl->lock);
+
+	if (nrows > 0)
+		persist_rows(rows, nrows);
+
+	PopActiveSnapshot();
+	SPI_finish();
+
+	/* Remember what the tick's commit makes durable; see tick_committed. */
+	pending_rows = rows;
+	npending_rows = nrows;
+}
+
+/*
+ * After the tick's transaction committed: its rows are durable now.  If the
+ * commit failed instead, the process exits with resync still set, and the
+ * next coordinator compares every collection with the catalog.
+ */
+void
+mzcoord_controller_tick_committed(void)
+{
+	if (pending_rows == NULL)
+		return;
+	if (npending_rows > 0)
+	{
+		LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+		for (int i = 0; i < npending_rows; i++)
+		{
+			MzcSlotInfo *info = &ctl_info[pending_rows[i].slot];
+
+			if (info->gid != pending_rows[i].gid)
+				continue;
+			info->persisted = true;
+			info->durable_since = pending_rows[i].since;
+			info->durable_upper = pending_rows[i].upper;
+		}
+		ctl->resync = false;
+		LWLockRelease(ctl->lock);
+	}
+	pending_rows = NULL;
+	npending_rows = 0;
+}
+
+/* ----------------------------------------------------------------
+ * Introspection
+ * ----------------------------------------------------------------
+ */
+
+static const char *
+state_name(mzc_coll_state st)
+{
+	switch (st)
+	{
+		case MZC_COLL_FREE:
+			return "free";
+		case MZC_COLL_ACTIVE:
+			return "active";
+		case MZC_COLL_DROPPED:
+			return "dropped";
+		case MZC_COLL_GONE:
+			return "gone";
+	}
+	return "?";
+}
+
+typedef struct MzcCollCopy
+{
+	int32		slot;
+	mzc_collection c;
+	MzcSlotInfo info;
+	mzc_frontier since;
+	mzc_frontier upper;
+} MzcCollCopy;
+
+/* Copy every live collection out under the shared lock. */
+static MzcCollCopy *
+copy_collections(int *n)
+{
+	MzcCollCopy *out = palloc(sizeof(MzcCollCopy) * ctl->capacity);
+	int			k = 0;
+	mzc_ts		table_upper;
+
+	LWLockAcquire(ctl->lock, LW_SHARED);
+	table_upper = mzcoord_table_upper();
+	for (int32 s = 0; s < ctl->capacity; s++)
+	{
+		if (ctl_slots[s].state == MZC_COLL_FREE || ctl_slots[s].state == MZC_COLL_GONE)
+			continue;
+		out[k].slot = s;
+		out[k].c = ctl_slots[s];
+		out[k].info = ctl_info[s];
+		out[k].since = mzc_coll_since(&ctl->colls, s);
+		out[k].upper = slot_upper(s, table_upper);
+		k++;
+	}
+	LWLockRelease(ctl->lock);
+	*n = k;
+	return out;
+}
+
+/*
+ * mzcoord._controller_collections(): every collection the controller
+ * tracks, with its live frontiers.
+ */
+Datum
+mzcoord_controller_collections(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MzcCollCopy *cs;
+	int			n;
+
+	mzcoord_require_shmem();
+	InitMaterializedSRF(fcinfo, 0);
+	cs = copy_collections(&n);
+	for (int i = 0; i < n; i++)
+	{
+		Datum		v[12];
+		bool		nl[12];
+		MzcCollCopy *x = &cs[i];
+
+		memset(nl, 0, sizeof(nl));
+		v[0] = CStringGetTextDatum(gid_text(x->info.gid));
+		v[1] = CStringGetTextDatum(x->info.item_id);
+		v[2] = ObjectIdGetDatum(x->info.relid);
+		nl[2] = !OidIsValid(x->info.relid);
+		v[3] = CStringGetTextDatum(mzcoord_kind_name(x->info.kind));
+		v[4] = CStringGetTextDatum(state_name(x->c.state));
+		v[5] = frontier_datum(x->since, &nl[5]);
+		v[6] = frontier_datum(x->upper, &nl[6]);
+		v[7] = frontier_datum(x->c.implied, &nl[7]);
+		v[8] = frontier_datum(x->info.durable_since, &nl[8]);
+		nl[8] |= !x->info.persisted;
+		v[9] = frontier_datum(x->info.durable_upper, &nl[9]);
+		nl[9] |= !x->info.persisted;
+		v[10] = Int64GetDatum(x->info.retain_ms);
+		v[11] = Int32GetDatum(x->c.ndependents);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nl);
+	}
+	return (Datum) 0;
+}
+
+typedef struct MzcHoldCopy
+{
+	int64		gid;
+	Oid			relid;
+	const char *kind;
+	int			pid;
+	BackendId	backend;
+	LocalTransactionId lxid;
+	char		item_id[MZC_ITEM_ID_LEN];
+	mzc_ts		time;
+	TimestampTz since;
+	mzc_frontier implied;
+} MzcHoldCopy;
+
+/*
+ * mzcoord._controller_holds(): every hold on every collection: transaction
+ * holds, and the holds maintained collections keep on their inputs.
+ */
+Datum
+mzcoord_controller_holds(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MzcHoldCopy *hs;
+	int			n = 0;
+	int			cap;
+
+	mzcoord_require_shmem();
+	InitMaterializedSRF(fcinfo, 0);
+	cap = ctl->max_holds + ctl->capacity * MZC_COLL_MAX_DEPS;
+	hs = palloc(sizeof(MzcHoldCopy) * cap);
+
+	LWLockAcquire(ctl->lock, LW_SHARED);
+	for (int32 i = 0; i < ctl->max_holds; i++)
+	{
+		MzcHoldEntry *h = &ctl_holds[i];
+
+		if (!h->in_use)
+			continue;
+		hs[n].gid = ctl_info[h->slot].gid;
+		hs[n].relid = ctl_info[h->slot].relid;
+		hs[n].kind = "transaction";
+		hs[n].pid = h->pid;
+		hs[n].backend = h->backend;
+		hs[n].lxid = h->lxid;
+		hs[n].item_id[0] = '\0';
+		hs[n].time = h->time;
+		hs[n].since = h->acquired_at;
+		hs[n].implied = ctl_slots[h->slot].implied;
+		n++;
+	}
+	for (int32 s = 0; s < ctl->capacity; s++)
+	{
+		mzc_collection *c = &ctl_slots[s];
+
+		if (c->state == MZC_COLL_FREE || c->state == MZC_COLL_GONE)
+			continue;
+		for (int d = 0; d < c->ndeps; d++)
+		{
+			int32		dep = c->deps[d];
+
+			hs[n].gid = ctl_info[dep].gid;
+			hs[n].relid = ctl_info[dep].relid;
+			hs[n].kind = "maintained";
+			hs[n].pid = 0;
+			strlcpy(hs[n].item_id, ctl_info[s].item_id, MZC_ITEM_ID_LEN);
+			hs[n].time = c->dep_hold.empty ? MZC_TS_MAX : c->dep_hold.ts;
+			hs[n].since = ctl_info[s].created_at;
+			hs[n].implied = ctl_slots[dep].implied;
+			n++;
+		}
+	}
+	LWLockRelease(ctl->lock);
+
+	for (int i = 0; i < n; i++)
+	{
+		Datum		v[9];
+		bool		nl[9];
+		MzcHoldCopy *h = &hs[i];
+
+		memset(nl, 0, sizeof(nl));
+		v[0] = CStringGetTextDatum(gid_text(h->gid));
+		v[1] = ObjectIdGetDatum(h->relid);
+		nl[1] = !OidIsValid(h->relid);
+		v[2] = CStringGetTextDatum(h->kind);
+		if (h->pid != 0)
+		{
+			v[3] = Int32GetDatum(h->pid);
+			v[4] = CStringGetTextDatum(psprintf("%d/%u", h->backend, h->lxid));
+			nl[5] = true;
+		}
+		else
+		{
+			nl[3] = nl[4] = true;
+			v[5] = CStringGetTextDatum(h->item_id);
+		}
+		v[6] = Int64GetDatum(h->time);
+		v[7] = TimestampTzGetDatum(h->since);
+		/* How far this hold keeps the since behind what the policy wants. */
+		if (h->implied.empty || h->implied.ts <= h->time)
+			v[8] = Int64GetDatum(0);
+		else
+			v[8] = Int64GetDatum(h->implied.ts - h->time);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nl);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * mzcoord._controller_status(): readiness and capacity.
+ */
+Datum
+mzcoord_controller_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		v[10];
+	bool		nl[10];
+	MzcController copy;
+
+	mzcoord_require_shmem();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	LWLockAcquire(ctl->lock, LW_SHARED);
+	memcpy(&copy, ctl, sizeof(copy));
+	LWLockRelease(ctl->lock);
+
+	memset(nl, 0, sizeof(nl));
+	v[0] = BoolGetDatum(copy.ready);
+	v[1] = Int64GetDatum((int64) copy.epoch);
+	v[2] = Int64GetDatum(copy.bootstraps);
+	v[3] = TimestampTzGetDatum(copy.ready_at);
+	nl[3] = copy.ready_at == 0;
+	v[4] = Int32GetDatum(copy.capacity - copy.colls.nfree);
+	v[5] = Int32GetDatum(copy.capacity);
+	v[6] = Int32GetDatum(copy.max_holds - copy.nholds_free);
+	v[7] = Int32GetDatum(copy.max_holds);
+	v[8] = Int64GetDatum(mzcoord_oracle_read_ts());
+	v[9] = CStringGetTextDatum(copy.bootstrap_error);
+	nl[9] = copy.bootstrap_error[0] == '\0';
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, v, nl)));
+}
+
+/*
+ * mzcoord._controller_validate(): the controller's own invariants, one row
+ * per violation: the core's accounting, since <= upper, since <= every
+ * transaction hold, and the maps.
+ */
+Datum
+mzcoord_controller_validate(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *problems = NIL;
+	mzc_error	err;
+	ListCell   *lc;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	mzcoord_require_shmem();
+	InitMaterializedSRF(fcinfo, 0);
+
+	/*
+	 * Building messages allocates; do it into a list whose cells we reserve
+	 * by formatting into fixed buffers first.
+	 */
+	{
+		char	  (*msgs)[3][MZC_ERRMSG_LEN];
+		int			nmsgs = 0;
+		int			max = 64;
+		mzc_ts		table_upper;
+
+		msgs = MemoryContextAlloc(cxt, sizeof(*msgs) * max);
+		LWLockAcquire(ctl->lock, LW_SHARED);
+		table_upper = mzcoord_table_upper();
+		if (ctl->ready)
+		{
+			if (mzc_colls_validate(&ctl->colls, &err) != MZC_OK && nmsgs < max)
+			{
+				snprintf(msgs[nmsgs][0], MZC_ERRMSG_LEN, "controller accounting");
+				snprintf(msgs[nmsgs][1], MZC_ERRMSG_LEN, "shared memory");
+				strlcpy(msgs[nmsgs][2], err.message, MZC_ERRMSG_LEN);
+				nmsgs++;
+			}
+			for (int32 s = 0; s < ctl->capacity && nmsgs < max; s++)
+			{
+				mzc_frontier since;
+				mzc_frontier upper;
+
+				if (ctl_slots[s].state != MZC_COLL_ACTIVE)
+					continue;
+				since = mzc_coll_since(&ctl->colls, s);
+				upper = slot_upper(s, table_upper);
+				if (!upper.empty && !mzc_frontier_le(since, upper))
+				{
+					snprintf(msgs[nmsgs][0], MZC_ERRMSG_LEN, "since <= upper");
+					snprintf(msgs[nmsgs][1], MZC_ERRMSG_LEN, "u" INT64_FORMAT, ctl_info[s].gid);
+					snprintf(msgs[nmsgs][2], MZC_ERRMSG_LEN, "since " INT64_FORMAT " is beyond upper " INT64_FORMAT,
+							 since.ts, upper.ts);
+					nmsgs++;
+				}
+				if (lookup_gid(ctl_info[s].gid) != s && nmsgs < max)
+				{
+					snprintf(msgs[nmsgs][0], MZC_ERRMSG_LEN, "global id map");
+					snprintf(msgs[nmsgs][1], MZC_ERRMSG_LEN, "u" INT64_FORMAT, ctl_info[s].gid);
+					snprintf(msgs[nmsgs][2], MZC_ERRMSG_LEN, "the global id does not map to its slot");
+					nmsgs++;
+				}
+			}
+			for (int32 i = 0; i < ctl->max_holds && nmsgs < max; i++)
+			{
+				MzcHoldEntry *h = &ctl_holds[i];
+
+				if (!h->in_use)
+					continue;
+				if (!mzc_frontier_le_ts(mzc_coll_since(&ctl->colls, h->slot), h->time))
+				{
+					snprintf(msgs[nmsgs][0], MZC_ERRMSG_LEN, "since <= hold");
+					snprintf(msgs[nmsgs][1], MZC_ERRMSG_LEN, "u" INT64_FORMAT, ctl_info[h->slot].gid);
+					snprintf(msgs[nmsgs][2], MZC_ERRMSG_LEN, "hold at " INT64_FORMAT " of pid %d is below the since",
+							 h->time, h->pid);
+					nmsgs++;
+				}
+			}
+		}
+		LWLockRelease(ctl->lock);
+
+		for (int i = 0; i < nmsgs; i++)
+			problems = lappend(problems, msgs[i]);
+	}
+
+	foreach(lc, problems)
+	{
+		char		(*m)[MZC_ERRMSG_LEN] = lfirst(lc);
+		Datum		v[3];
+		bool		nl[3] = {false, false, false};
+
+		v[0] = CStringGetTextDatum(m[0]);
+		v[1] = CStringGetTextDatum(m[1]);
+		v[2] = CStringGetTextDatum(m[2]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nl);
+	}
+	return (Datum) 0;
+}

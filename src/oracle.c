@@ -1,0 +1,337 @@
+/*-------------------------------------------------------------------------
+ *
+ * oracle.c
+ *	  The timestamp oracle and the table timeline.
+ *
+ * write_ts() hands out timestamps greater than every timestamp handed out or
+ * published before, and at least the wall clock (milliseconds since the Unix
+ * epoch).  A transaction that writes a registered table takes its write
+ * timestamp at its first write and is "in flight" until it ends.  The read
+ * timestamp is the largest time at which every write is complete:
+ *
+ *	 read_ts = (least in-flight write ts) - 1, or the last timestamp handed out
+ *			   when nothing is in flight; it never goes back.
+ *
+ * All registered tables share one upper, read_ts + 1 (Materialize's txn-wal
+ * upper), so a committed write at t is readable at every time >= t once the
+ * upper has passed t, and no upper ever passes a write still in flight.  A
+ * committing writer advances read_ts itself, in its commit callback, after its
+ * changes became visible; the coordinator's tick only moves idle time forward
+ * (an empty write at the current wall-clock time).
+ *
+ * LOCKING: the oracle state below is protected by the oracle lock (second
+ * lock of the "mzcoord" tranche).  Lock order: the controller lock, when
+ * needed, is always taken before the oracle lock.  Nothing here can fail
+ * while the lock is held.  Waiters for the upper sleep on upper_cv, which is
+ * broadcast whenever read_ts or a source upper advances.
+ *
+ * IDENTIFICATION
+ *	  src/oracle.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/backendid.h"
+#include "storage/condition_variable.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+#include "controller.h"
+#include "mzcoord.h"
+
+typedef struct MzcOracle
+{
+	LWLock	   *lock;
+	ConditionVariable upper_cv;
+	mzc_ts		last_ts;		/* largest timestamp handed out or published */
+	mzc_ts		read_ts;		/* every write at <= read_ts is complete */
+	int			ninflight;
+	int			nslots;			/* MaxBackends + 1, indexed by backend id */
+	VirtualTransactionId *writers;	/* nslots entries: who is in flight */
+	mzc_ts		inflight[FLEXIBLE_ARRAY_MEMBER];	/* -1: no write in flight */
+} MzcOracle;
+
+static MzcOracle *oracle = NULL;
+
+/* This backend's write timestamp in the current transaction, -1 if none. */
+static mzc_ts my_write_ts = -1;
+
+Size
+mzcoord_oracle_shmem_size(void)
+{
+	Size		size = MAXALIGN(add_size(offsetof(MzcOracle, inflight),
+										 mul_size(MaxBackends + 1, sizeof(mzc_ts))));
+
+	return add_size(size, mul_size(MaxBackends + 1, sizeof(VirtualTransactionId)));
+}
+
+void
+mzcoord_oracle_shmem_init(LWLock *lock, bool found)
+{
+	oracle = ShmemInitStruct("mzcoord oracle", mzcoord_oracle_shmem_size(),
+							 &found);
+	if (!found)
+	{
+		oracle->lock = lock;
+		ConditionVariableInit(&oracle->upper_cv);
+		oracle->last_ts = 0;
+		oracle->read_ts = 0;
+		oracle->ninflight = 0;
+		oracle->nslots = MaxBackends + 1;
+		oracle->writers = (VirtualTransactionId *)
+			((char *) oracle + MAXALIGN(offsetof(MzcOracle, inflight) +
+										sizeof(mzc_ts) * oracle->nslots));
+		for (int i = 0; i < oracle->nslots; i++)
+		{
+			oracle->inflight[i] = -1;
+			SetInvalidVirtualTransactionId(oracle->writers[i]);
+		}
+	}
+}
+
+/* The wall clock in milliseconds since the Unix epoch. */
+mzc_ts
+mzcoord_now_ms(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	/* TimestampTz counts microseconds since 2000-01-01. */
+	return (mzc_ts) (now / 1000) +
+		(mzc_ts) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
+}
+
+/* Recompute read_ts from the in-flight set; caller holds the lock. */
+static bool
+mzc_oracle_recompute(void)
+{
+	mzc_ts		candidate = oracle->last_ts;
+
+	if (oracle->ninflight > 0)
+	{
+		for (int i = 0; i < oracle->nslots; i++)
+			if (oracle->inflight[i] >= 0 && oracle->inflight[i] - 1 < candidate)
+				candidate = oracle->inflight[i] - 1;
+	}
+	if (candidate > oracle->read_ts)
+	{
+		oracle->read_ts = candidate;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The current transaction's write timestamp: allocated at the first call and
+ * in flight until the transaction ends (mzcoord_oracle_end_write).
+ */
+mzc_ts
+mzcoord_write_ts(void)
+{
+	mzc_ts		now;
+	VirtualTransactionId vxid;
+
+	if (my_write_ts >= 0)
+		return my_write_ts;
+
+	Assert(MyBackendId > 0 && MyBackendId < oracle->nslots);
+	now = mzcoord_now_ms();
+	GET_VXID_FROM_PGPROC(vxid, *MyProc);
+
+	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+	my_write_ts = Max(oracle->last_ts + 1, now);
+	oracle->last_ts = my_write_ts;
+	oracle->inflight[MyBackendId] = my_write_ts;
+	oracle->writers[MyBackendId] = vxid;
+	oracle->ninflight++;
+	LWLockRelease(oracle->lock);
+
+	return my_write_ts;
+}
+
+/* Does the current transaction hold a write timestamp? */
+bool
+mzcoord_has_write_ts(void)
+{
+	return my_write_ts >= 0;
+}
+
+/*
+ * End of the current transaction (commit or abort): the write is no longer in
+ * flight.  Called from the transaction callbacks; cannot fail.
+ */
+void
+mzcoord_oracle_end_write(void)
+{
+	bool		advanced;
+
+	if (my_write_ts < 0 || oracle == NULL)
+	{
+		my_write_ts = -1;
+		return;
+	}
+
+	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+	if (oracle->inflight[MyBackendId] >= 0)
+	{
+		oracle->inflight[MyBackendId] = -1;
+		SetInvalidVirtualTransactionId(oracle->writers[MyBackendId]);
+		oracle->ninflight--;
+	}
+	advanced = mzc_oracle_recompute();
+	LWLockRelease(oracle->lock);
+
+	my_write_ts = -1;
+	if (advanced)
+		ConditionVariableBroadcast(&oracle->upper_cv);
+}
+
+/*
+ * The tick: an empty write at the current time moves idle time forward.
+ * Returns the table timeline upper afterwards.
+ */
+mzc_ts
+mzcoord_oracle_tick(void)
+{
+	mzc_ts		now = mzcoord_now_ms();
+	mzc_ts		upper;
+	bool		advanced;
+
+	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+	if (now > oracle->last_ts)
+		oracle->last_ts = now;
+	advanced = mzc_oracle_recompute();
+	upper = oracle->read_ts + 1;
+	LWLockRelease(oracle->lock);
+
+	if (advanced)
+		ConditionVariableBroadcast(&oracle->upper_cv);
+	return upper;
+}
+
+/* The oracle's read timestamp. */
+mzc_ts
+mzcoord_oracle_read_ts(void)
+{
+	mzc_ts		ts;
+
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	ts = oracle->read_ts;
+	LWLockRelease(oracle->lock);
+	return ts;
+}
+
+/* The shared upper of all registered tables. */
+mzc_ts
+mzcoord_table_upper(void)
+{
+	return mzcoord_oracle_read_ts() + 1;
+}
+
+/*
+ * Bootstrap: time never goes backwards across a restart, even if the clock
+ * does: start at the largest durable upper if it is ahead of the clock.
+ */
+void
+mzcoord_oracle_bootstrap(mzc_ts max_durable_upper)
+{
+	mzc_ts		now = mzcoord_now_ms();
+	mzc_ts		start = Max(now, max_durable_upper);
+
+	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+	if (start > oracle->last_ts)
+		oracle->last_ts = start;
+	(void) mzc_oracle_recompute();
+	LWLockRelease(oracle->lock);
+	ConditionVariableBroadcast(&oracle->upper_cv);
+}
+
+/*
+ * Wait until the table timeline has passed ts (ts < upper).  While a write
+ * at or before ts is in flight, wait on that writer's virtual transaction
+ * lock: a heavyweight lock wait, visible in pg_locks, served by the deadlock
+ * detector, and cancellable.  Otherwise only time has to pass: sleep on the
+ * upper condition variable until a tick or a commit advances the upper.
+ */
+void
+mzcoord_wait_for_table_upper(mzc_ts ts)
+{
+	/* Our own write completes only when we commit: we would wait forever. */
+	if (my_write_ts >= 0 && my_write_ts <= ts)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot wait for timestamp " INT64_FORMAT " to complete in a transaction that writes at " INT64_FORMAT,
+						(int64) ts, (int64) my_write_ts),
+				 errdetail("Registered tables are complete at a time only once every write at or before it committed."),
+				 errhint("Read at an earlier time, or read after this transaction commits.")));
+
+	for (;;)
+	{
+		VirtualTransactionId writer;
+		mzc_ts		least = -1;
+
+		SetInvalidVirtualTransactionId(writer);
+		ConditionVariablePrepareToSleep(&oracle->upper_cv);
+		LWLockAcquire(oracle->lock, LW_SHARED);
+		if (oracle->read_ts >= ts)
+		{
+			LWLockRelease(oracle->lock);
+			break;
+		}
+		for (int i = 0; i < oracle->nslots; i++)
+			if (oracle->inflight[i] >= 0 && oracle->inflight[i] <= ts &&
+				(least < 0 || oracle->inflight[i] < least))
+			{
+				least = oracle->inflight[i];
+				writer = oracle->writers[i];
+			}
+		LWLockRelease(oracle->lock);
+
+		if (VirtualTransactionIdIsValid(writer))
+		{
+			ConditionVariableCancelSleep();
+			(void) VirtualXactLock(writer, true);
+			/* The writer's commit advanced read_ts; look again. */
+			continue;
+		}
+		(void) ConditionVariableTimedSleep(&oracle->upper_cv, 1000,
+										   PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+}
+
+/* Wake everyone waiting for an upper to advance (sources advance theirs). */
+void
+mzcoord_upper_advanced(void)
+{
+	ConditionVariableBroadcast(&oracle->upper_cv);
+}
+
+/*
+ * Sleep until woken by an upper advance or until timeout_ms passed; the
+ * caller re-checks its condition.  Interrupts (cancel, statement_timeout) are
+ * served while sleeping.  The caller must have called
+ * mzcoord_prepare_upper_wait() before checking its condition the first time.
+ */
+void
+mzcoord_prepare_upper_wait(void)
+{
+	ConditionVariablePrepareToSleep(&oracle->upper_cv);
+}
+
+void
+mzcoord_upper_wait(long timeout_ms)
+{
+	(void) ConditionVariableTimedSleep(&oracle->upper_cv, timeout_ms,
+									   PG_WAIT_EXTENSION);
+}
+
+void
+mzcoord_end_upper_wait(void)
+{
+	ConditionVariableCancelSleep();
+}

@@ -1,0 +1,542 @@
+/*-------------------------------------------------------------------------
+ *
+ * stage.c
+ *	  Transaction-scoped controller state of this backend: staged catalog
+ *	  changes, transaction read holds, the write timestamp, and the
+ *	  transaction callbacks that publish or discard them.
+ *
+ * Shared memory is not transactional.  Catalog implications therefore only
+ * *stage* controller changes here, in backend-local memory, tagged with the
+ * (sub)transaction that staged them.  At PRE_COMMIT the changes are checked
+ * and the shared capacity they need is reserved (this may still fail and
+ * abort the transaction); at COMMIT they are published, and the transaction's
+ * read holds are released, in ONE critical section of the controller lock, so
+ * that between the as-of selection of a new object and the enforcement of
+ * its own holds on its inputs there is no instant at which an input is
+ * unprotected (the handover).  On abort everything is discarded; a rolled
+ * back savepoint discards what it staged.  Read holds taken in a savepoint
+ * that rolls back are kept until the top-level transaction ends (holding
+ * longer is always safe).
+ *
+ * Prepared transactions cannot keep backend-local state, so PREPARE of a
+ * transaction that holds, writes a registered table or staged changes is
+ * rejected.
+ *
+ * Backend exit releases everything through the abort callback (and, as a
+ * safety net, a before_shmem_exit callback).
+ *
+ * IDENTIFICATION
+ *	  src/stage.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "controller.h"
+#include "mzcoord.h"
+
+PG_FUNCTION_INFO_V1(mzcoord_stage_collection);
+PG_FUNCTION_INFO_V1(mzcoord_stage_policy);
+PG_FUNCTION_INFO_V1(mzcoord_stage_drop);
+PG_FUNCTION_INFO_V1(mzcoord_hold_inputs);
+PG_FUNCTION_INFO_V1(mzcoord_write_ts_sql);
+
+/* Staged changes of the current transaction, in TopTransactionContext. */
+static List *staged = NIL;
+
+/* Did this transaction reserve shared capacity at PRE_COMMIT? */
+static bool reserved = false;
+static MzcReservation reservation;
+
+/* Transaction holds of this backend, in TopMemoryContext. */
+static MzcLocalHold *local_holds = NULL;
+static int	nlocal_holds = 0;
+static int	maxlocal_holds = 0;
+
+static bool callbacks_registered = false;
+static bool exit_callback_registered = false;
+
+static void mzc_xact_callback(XactEvent event, void *arg);
+static void mzc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+								 SubTransactionId parentSubid, void *arg);
+
+/*
+ * Register the transaction callbacks; called from _PG_init in every process
+ * that loads the library with shared memory available.
+ */
+void
+mzcoord_stage_init(void)
+{
+	if (callbacks_registered)
+		return;
+	RegisterXactCallback(mzc_xact_callback, NULL);
+	RegisterSubXactCallback(mzc_subxact_callback, NULL);
+	callbacks_registered = true;
+}
+
+static void
+mzc_exit_callback(int code, Datum arg)
+{
+	/* Normally the abort callback already did this; this is the safety net. */
+	mzcoord_release_local_holds();
+	mzcoord_oracle_end_write();
+}
+
+/* ----------------------------------------------------------------
+ * Transaction holds
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Make room for n more local holds BEFORE taking the controller lock, so
+ * that recording them inside the critical section cannot fail.
+ */
+void
+mzcoord_reserve_local_holds(int n)
+{
+	if (!exit_callback_registered)
+	{
+		before_shmem_exit(mzc_exit_callback, (Datum) 0);
+		exit_callback_registered = true;
+	}
+	if (nlocal_holds + n <= maxlocal_holds)
+		return;
+	if (local_holds == NULL)
+	{
+		maxlocal_holds = Max(16, n);
+		local_holds = MemoryContextAlloc(TopMemoryContext,
+										 maxlocal_holds * sizeof(MzcLocalHold));
+	}
+	else
+	{
+		maxlocal_holds = Max(maxlocal_holds * 2, nlocal_holds + n);
+		local_holds = repalloc(local_holds,
+							   maxlocal_holds * sizeof(MzcLocalHold));
+	}
+}
+
+/* Record a hold; room was reserved with mzcoord_reserve_local_holds. */
+void
+mzcoord_record_local_hold(const MzcLocalHold *hold)
+{
+	Assert(nlocal_holds < maxlocal_holds);
+	local_holds[nlocal_holds++] = *hold;
+}
+
+int
+mzcoord_local_hold_count(void)
+{
+	return nlocal_holds;
+}
+
+/* Release every transaction hold of this backend (takes the lock). */
+void
+mzcoord_release_local_holds(void)
+{
+	if (nlocal_holds == 0)
+		return;
+	mzcoord_ctl_release_holds(local_holds, nlocal_holds);
+	nlocal_holds = 0;
+}
+
+/* ----------------------------------------------------------------
+ * Staging
+ * ----------------------------------------------------------------
+ */
+
+static MzcStaged *
+mzc_new_staged(MzcStageOp op, int64 gid)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	MzcStaged  *s = palloc0(sizeof(MzcStaged));
+
+	s->op = op;
+	s->gid = gid;
+	s->nest_level = GetCurrentTransactionNestLevel();
+	staged = lappend(staged, s);
+	MemoryContextSwitchTo(old);
+	return s;
+}
+
+/* The CREATE this transaction staged for gid, or NULL. */
+static MzcStaged *
+mzc_staged_create(int64 gid)
+{
+	ListCell   *lc;
+
+	foreach(lc, staged)
+	{
+		MzcStaged  *s = lfirst(lc);
+
+		if (s->op == MZC_STAGE_CREATE && s->gid == gid)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * Split gids in place: those of published collections first (returns their
+ * count), then those this transaction staged itself.
+ */
+static int
+mzc_partition_published(int64 *gids, int n)
+{
+	int			k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (mzc_staged_create(gids[i]) == NULL)
+		{
+			int64		tmp = gids[k];
+
+			gids[k++] = gids[i];
+			gids[i] = tmp;
+		}
+	return k;
+}
+
+static int64
+mzc_gid_arg(text *t, const char *what)
+{
+	char	   *s = text_to_cstring(t);
+	int64		gid;
+
+	if (!mzcoord_parse_gid(s, &gid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid %s: \"%s\"", what, s),
+				 errdetail("Global ids have the form u<N>.")));
+	return gid;
+}
+
+/* Parse a text[] of global ids into a palloc'd array. */
+static int64 *
+mzc_gid_array(ArrayType *arr, int *n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int64	   *out;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("global ids must be a one-dimensional array")));
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, n);
+	out = palloc(sizeof(int64) * Max(*n, 1));
+	for (int i = 0; i < *n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("global ids must not be null")));
+		out[i] = mzc_gid_arg(DatumGetTextPP(elems[i]), "global id");
+	}
+	return out;
+}
+
+static mzc_frontier
+mzc_frontier_arg(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	int64		v;
+
+	if (PG_ARGISNULL(argno))
+		return mzc_frontier_empty();
+	v = PG_GETARG_INT64(argno);
+	if (!mzc_ts_valid(v))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be negative", what)));
+	return mzc_frontier_at(v);
+}
+
+/*
+ * SQL: mzcoord._stage_collection(global_id text, item_id text,
+ *		relation regclass, kind text, since bigint, upper bigint,
+ *		inputs text[])
+ */
+Datum
+mzcoord_stage_collection(PG_FUNCTION_ARGS)
+{
+	int64		gid;
+	char	   *item_id;
+	Oid			relid;
+	char	   *kindname;
+	MzcKind		kind;
+	mzc_frontier since;
+	mzc_frontier upper;
+	int64	   *inputs = NULL;
+	int			ninputs = 0;
+	MzcStaged  *s;
+
+	mzcoord_require_shmem();
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("global id, item id, relation and kind must not be null")));
+	gid = mzc_gid_arg(PG_GETARG_TEXT_PP(0), "global id");
+	item_id = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	if (strlen(item_id) >= MZC_ITEM_ID_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid item id: \"%s\"", item_id)));
+	relid = PG_GETARG_OID(2);
+	kindname = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	if (!mzcoord_kind_parse(kindname, &kind))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unrecognized item kind: \"%s\"", kindname)));
+	since = mzc_frontier_arg(fcinfo, 4, "since");
+	upper = mzc_frontier_arg(fcinfo, 5, "upper");
+	if (since.empty)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a new collection cannot have an empty since")));
+	if (!mzc_frontier_le(since, upper) && !upper.empty)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("since %lld is beyond upper %lld",
+						(long long) since.ts, (long long) upper.ts)));
+	if (!PG_ARGISNULL(6))
+		inputs = mzc_gid_array(PG_GETARG_ARRAYTYPE_P(6), &ninputs);
+	if (ninputs > MZC_MAX_INPUTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a collection cannot have more than %d inputs",
+						MZC_MAX_INPUTS)));
+
+	/*
+	 * Inputs must be live collections now (rechecked at PRE_COMMIT), or be
+	 * created by this transaction before this one.
+	 */
+	if (ninputs > 0)
+	{
+		int64	   *copy = palloc(sizeof(int64) * ninputs);
+
+		memcpy(copy, inputs, sizeof(int64) * ninputs);
+		mzcoord_ctl_check_inputs(copy, mzc_partition_published(copy, ninputs));
+	}
+	if (mzc_staged_create(gid) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("collection \"%s\" is already being created",
+						text_to_cstring(PG_GETARG_TEXT_PP(0)))));
+	mzcoord_ctl_require_ready();
+
+	s = mzc_new_staged(MZC_STAGE_CREATE, gid);
+	strlcpy(s->item_id, item_id, sizeof(s->item_id));
+	s->relid = relid;
+	s->kind = kind;
+	s->since = since;
+	s->upper = upper;
+	s->ninputs = ninputs;
+	if (ninputs > 0)
+		s->inputs = MemoryContextAlloc(TopTransactionContext,
+									   sizeof(int64) * ninputs);
+	if (ninputs > 0)
+		memcpy(s->inputs, inputs, sizeof(int64) * ninputs);
+	PG_RETURN_VOID();
+}
+
+/*
+ * SQL: mzcoord._stage_policy(global_id text, retain_history_ms bigint)
+ */
+Datum
+mzcoord_stage_policy(PG_FUNCTION_ARGS)
+{
+	int64		gid;
+	MzcStaged  *s;
+
+	mzcoord_require_shmem();
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("global id must not be null")));
+	gid = mzc_gid_arg(PG_GETARG_TEXT_PP(0), "global id");
+	if (!PG_ARGISNULL(1) && PG_GETARG_INT64(1) <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("retain history must be positive")));
+
+	s = mzc_new_staged(MZC_STAGE_POLICY, gid);
+	s->retain_ms = PG_ARGISNULL(1) ? MZC_DEFAULT_RETAIN_MS : PG_GETARG_INT64(1);
+	PG_RETURN_VOID();
+}
+
+/*
+ * SQL: mzcoord._stage_drop(global_id text)
+ */
+Datum
+mzcoord_stage_drop(PG_FUNCTION_ARGS)
+{
+	int64		gid;
+
+	mzcoord_require_shmem();
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("global id must not be null")));
+	gid = mzc_gid_arg(PG_GETARG_TEXT_PP(0), "global id");
+	(void) mzc_new_staged(MZC_STAGE_DROP, gid);
+	PG_RETURN_VOID();
+}
+
+/*
+ * SQL: mzcoord._hold_inputs(global_ids text[]) RETURNS bigint
+ *
+ * Transaction holds on each input at its current since; returns the least
+ * valid read, the as-of of the object being installed.
+ */
+Datum
+mzcoord_hold_inputs(PG_FUNCTION_ARGS)
+{
+	int64	   *gids;
+	int			n;
+
+	mzcoord_require_shmem();
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("global ids must not be null")));
+	gids = mzc_gid_array(PG_GETARG_ARRAYTYPE_P(0), &n);
+
+	/*
+	 * Collections this transaction creates itself cannot move before it
+	 * commits: their staged since needs no hold.
+	 */
+	{
+		int			npub = mzc_partition_published(gids, n);
+		mzc_ts		least = mzcoord_ctl_hold_gids(gids, npub);
+
+		for (int i = npub; i < n; i++)
+		{
+			MzcStaged  *s = mzc_staged_create(gids[i]);
+
+			least = Max(least, s->since.ts);
+		}
+		PG_RETURN_INT64(least);
+	}
+}
+
+/*
+ * SQL: mzcoord._write_ts() RETURNS bigint
+ */
+Datum
+mzcoord_write_ts_sql(PG_FUNCTION_ARGS)
+{
+	mzcoord_require_shmem();
+	mzcoord_ctl_require_ready();
+	if (!exit_callback_registered)
+		mzcoord_reserve_local_holds(0);
+	PG_RETURN_INT64(mzcoord_write_ts());
+}
+
+/* ----------------------------------------------------------------
+ * Transaction callbacks
+ * ----------------------------------------------------------------
+ */
+
+static void
+mzc_discard(void)
+{
+	if (reserved)
+	{
+		mzcoord_ctl_unreserve(&reservation);
+		reserved = false;
+	}
+	/* The list lives in TopTransactionContext, which is going away. */
+	staged = NIL;
+}
+
+static void
+mzc_xact_callback(XactEvent event, void *arg)
+{
+	if (mzcoord_shared == NULL)
+		return;
+
+	switch (event)
+	{
+		case XACT_EVENT_PRE_PREPARE:
+			if (nlocal_holds > 0 || staged != NIL || mzcoord_has_write_ts())
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot prepare a transaction that holds mzcoord read holds, wrote a registered table or changed the mzcoord catalog"),
+						 errhint("Commit or roll back the transaction instead.")));
+			break;
+
+		case XACT_EVENT_PRE_COMMIT:
+			if (staged != NIL)
+			{
+				mzcoord_ctl_reserve(staged, &reservation);
+				reserved = true;
+			}
+			break;
+
+		case XACT_EVENT_COMMIT:
+			/* Publication and hold release form one critical section. */
+			if (staged != NIL || nlocal_holds > 0)
+				mzcoord_ctl_publish(staged, reserved ? &reservation : NULL,
+									local_holds, nlocal_holds);
+			nlocal_holds = 0;
+			reserved = false;
+			staged = NIL;
+			mzcoord_oracle_end_write();
+			break;
+
+		case XACT_EVENT_ABORT:
+			mzc_discard();
+			mzcoord_release_local_holds();
+			mzcoord_oracle_end_write();
+			break;
+
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			break;
+	}
+}
+
+static void
+mzc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					 SubTransactionId parentSubid, void *arg)
+{
+	int			level;
+	ListCell   *lc;
+
+	if (staged == NIL)
+		return;
+	level = GetCurrentTransactionNestLevel();
+
+	switch (event)
+	{
+		case SUBXACT_EVENT_ABORT_SUB:
+			foreach(lc, staged)
+			{
+				MzcStaged  *s = lfirst(lc);
+
+				if (s->nest_level >= level)
+					staged = foreach_delete_current(staged, lc);
+			}
+			break;
+		case SUBXACT_EVENT_COMMIT_SUB:
+			foreach(lc, staged)
+			{
+				MzcStaged  *s = lfirst(lc);
+
+				if (s->nest_level >= level)
+					s->nest_level = level - 1;
+			}
+			break;
+		default:
+			break;
+	}
+}
