@@ -55,3 +55,24 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- Test helper: run a statement and show how it failed, with its SQLSTATE,
+-- without source locations (which change with every edit) and with times
+-- (13-digit epoch milliseconds) masked as <ts>.
+CREATE FUNCTION public.try(stmt text)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    st text; msg text; det text; hnt text;
+BEGIN
+    EXECUTE stmt;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
+                            det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+    RETURN regexp_replace(
+        format('%s: %s', st, msg)
+        || CASE WHEN det <> '' THEN E'\nDETAIL: ' || det ELSE '' END
+        || CASE WHEN hnt <> '' THEN E'\nHINT: ' || hnt ELSE '' END,
+        '\d{13}', '<ts>', 'g');
+END
+$$;

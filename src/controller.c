@@ -51,6 +51,7 @@
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/objectaddress.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
@@ -62,6 +63,7 @@
 #include "storage/condition_variable.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -647,6 +649,14 @@ targets_from_array(ArrayType *arr, int *n)
 			dup |= t[j].relid == relid;
 		if (!dup)
 			t[k++].relid = relid;
+
+		/*
+		 * A hold keeps history from being compacted: only those who may read
+		 * a relation may hold it.
+		 */
+		if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(get_rel_relkind(relid)),
+						   get_rel_name(relid));
 	}
 	*n = k;
 	return t;
