@@ -187,6 +187,55 @@ test_s3_initial_since_from_dependency(void **state)
 	valid();
 }
 
+/*
+ * C1 creation (hold_deps_at_since): a maintained collection starts exactly
+ * at its as-of and holds its inputs there, below their implied capability;
+ * an input whose since is already beyond the as-of is a since violation.
+ */
+static void
+test_hold_deps_at_since(void **state)
+{
+	int32_t		d = create(AT(100), AT(0), AT(1000), NULL, 0);
+	mzc_policy	p = mzc_policy_valid_from(AT(500));
+	mzc_coll_create_args a;
+	int32_t		x,
+				y;
+	mzc_error	err;
+	int32_t		before = pool.nfree;
+
+	/* the creator holds d at 200, then d's policy moves on to 500 */
+	assert_int_equal(mzc_coll_acquire(&set, d, 200, NULL, NULL), MZC_OK);
+	assert_int_equal(mzc_coll_set_policy(&set, d, &p, NULL, NULL), MZC_OK);
+	assert_frontier_at(mzc_coll_since(&set, d), 200);
+	before = pool.nfree;
+
+	memset(&a, 0, sizeof(a));
+	a.shard_since = AT(0);
+	a.requested_since = AT(150);
+	a.upper = AT(0);
+	a.deps = &d;
+	a.ndeps = 1;
+	a.hold_deps_at_since = true;
+	assert_int_equal(mzc_coll_create(&set, &a, &y, &err),
+					 MZC_ERR_SINCE_VIOLATION);
+	assert_int_equal(pool.nfree, before);
+	assert_int_equal(slots[d].ndependents, 0);
+
+	a.requested_since = AT(200);
+	assert_int_equal(mzc_coll_create(&set, &a, &x, NULL), MZC_OK);
+	/* not raised to d's implied capability (500), as S3 would */
+	assert_frontier_at(mzc_coll_since(&set, x), 200);
+	assert_int_equal(mzc_counted_count_at(&pool, &slots[d].caps, 200), 2);
+	/* the creator's hold goes; x keeps d at 200 */
+	assert_int_equal(mzc_coll_release(&set, d, 200, NULL, NULL), MZC_OK);
+	assert_frontier_at(mzc_coll_since(&set, d), 200);
+	/* x moves on: d follows up to its own implied capability */
+	p = mzc_policy_valid_from(AT(700));
+	assert_int_equal(mzc_coll_set_policy(&set, x, &p, NULL, NULL), MZC_OK);
+	assert_frontier_at(mzc_coll_since(&set, d), 500);
+	valid();
+}
+
 /* S-e: a dropped collection waits for its holds, then releases its deps. */
 static void
 test_se_drop_with_holds(void **state)
@@ -994,6 +1043,7 @@ main(void)
 		cmocka_unit_test_setup(test_sc_client_hold, setup),
 		cmocka_unit_test_setup(test_sd_dependency_forwarding, setup),
 		cmocka_unit_test_setup(test_s3_initial_since_from_dependency, setup),
+		cmocka_unit_test_setup(test_hold_deps_at_since, setup),
 		cmocka_unit_test_setup(test_se_drop_with_holds, setup),
 		cmocka_unit_test_setup(test_drop_dependency_first, setup),
 		cmocka_unit_test_setup(test_sf_missing_collection, setup),
