@@ -32,13 +32,18 @@
  */
 #include "postgres.h"
 
+#include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/backendid.h"
 #include "storage/condition_variable.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
+#include "storage/sinvaladt.h"
+#include "utils/builtins.h"
 #include "utils/timestamp.h"
 
 #include "controller.h"
@@ -334,4 +339,51 @@ void
 mzcoord_end_upper_wait(void)
 {
 	ConditionVariableCancelSleep();
+}
+
+PG_FUNCTION_INFO_V1(mzcoord_writes_in_flight);
+
+/*
+ * SQL: mzcoord.writes_in_flight(): the writes that hold the table
+ * timeline's upper back, with their backend and transaction.
+ */
+Datum
+mzcoord_writes_in_flight(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			n = 0;
+	mzc_ts	   *ts;
+	VirtualTransactionId *vx;
+
+	mzcoord_require_shmem();
+	InitMaterializedSRF(fcinfo, 0);
+	ts = palloc(sizeof(mzc_ts) * oracle->nslots);
+	vx = palloc(sizeof(VirtualTransactionId) * oracle->nslots);
+
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	for (int i = 0; i < oracle->nslots; i++)
+		if (oracle->inflight[i] >= 0)
+		{
+			ts[n] = oracle->inflight[i];
+			vx[n] = oracle->writers[i];
+			n++;
+		}
+	LWLockRelease(oracle->lock);
+
+	for (int i = 0; i < n; i++)
+	{
+		Datum		v[3];
+		bool		nl[3] = {false, false, false};
+		PGPROC	   *proc = BackendIdGetProc(vx[i].backendId);
+
+		v[0] = Int64GetDatum(ts[i]);
+		if (proc != NULL)
+			v[1] = Int32GetDatum(proc->pid);
+		else
+			nl[1] = true;
+		v[2] = CStringGetTextDatum(psprintf("%d/%u", vx[i].backendId,
+											vx[i].localTransactionId));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nl);
+	}
+	return (Datum) 0;
 }

@@ -118,6 +118,18 @@ GRANT EXECUTE ON FUNCTION mzcoord._controller_holds() TO PUBLIC;
 GRANT EXECUTE ON FUNCTION mzcoord.controller_status() TO PUBLIC;
 GRANT EXECUTE ON FUNCTION mzcoord._controller_validate() TO PUBLIC;
 
+CREATE FUNCTION mzcoord.writes_in_flight(
+    OUT write_ts bigint, OUT pid integer, OUT transaction text)
+RETURNS SETOF record
+LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'mzcoord_writes_in_flight';
+
+COMMENT ON FUNCTION mzcoord.writes_in_flight() IS
+'Writes to registered tables still in flight: they hold the table timeline''s upper at their write timestamp';
+
+REVOKE ALL ON FUNCTION mzcoord.writes_in_flight() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION mzcoord.writes_in_flight() TO PUBLIC;
+
 -- Live frontiers of every collection.
 CREATE VIEW mzcoord.frontiers AS
 SELECT c.relation,
