@@ -83,7 +83,7 @@ StaticAssertDecl(MZC_MAX_INPUTS <= MZC_COLL_MAX_DEPS,
 				 "inputs must fit the core's dependency list");
 
 /* How long functions wait for the controller to become ready. */
-#define MZC_READY_WAIT_MS 10000
+#define MZC_READY_WAIT_MS 5000
 
 /* Glue-side facts about a core slot. */
 typedef struct MzcSlotInfo
@@ -405,7 +405,8 @@ mzcoord_ctl_require_ready(void)
 			ConditionVariablePrepareToSleep(&ctl->ready_cv);
 			continue;
 		}
-		if (GetCurrentTimestamp() >= deadline)
+		/* A failed bootstrap will not succeed by waiting: say so now. */
+		if (GetCurrentTimestamp() >= deadline || error[0] != '\0')
 		{
 			ConditionVariableCancelSleep();
 			ereport(ERROR,
