@@ -1244,6 +1244,7 @@ staged_nodes(const MzcStaged *s)
 			return 1 + s->ninputs;
 		case MZC_STAGE_POLICY:
 		case MZC_STAGE_DROP:
+		case MZC_STAGE_UPPER:
 			return 1 + MZC_COLL_MAX_DEPS * MZC_COLL_MAX_DEPS;
 	}
 	return 0;
@@ -1458,6 +1459,12 @@ apply_staged_locked(const MzcStaged *s, mzc_error *err)
 				return true;
 			unmap_rel(slot);
 			return mzc_coll_drop(&ctl->colls, slot, NULL, err) == MZC_OK;
+		case MZC_STAGE_UPPER:
+			slot = lookup_gid(s->gid);
+			if (slot < 0 || !mzc_coll_live(&ctl->colls, slot))
+				return true;
+			return mzc_coll_advance_upper(&ctl->colls, slot, s->upper,
+										  NULL, err) == MZC_OK;
 	}
 	return true;
 }
@@ -1494,6 +1501,144 @@ mzcoord_ctl_publish(List *staged, const MzcReservation *r,
 	}
 	release_holds_locked(holds, nholds);
 	LWLockRelease(ctl->lock);
+
+	/* Readers may wait for an upper that this commit advanced. */
+	foreach(lc, staged)
+		if (((MzcStaged *) lfirst(lc))->op == MZC_STAGE_UPPER)
+		{
+			mzcoord_upper_advanced();
+			break;
+		}
+}
+
+/* ----------------------------------------------------------------
+ * The data plane's view
+ * ----------------------------------------------------------------
+ */
+
+static void
+fill_info_locked(int32 slot, MzcCollectionInfo *info)
+{
+	info->gid = ctl_info[slot].gid;
+	info->kind = ctl_info[slot].kind;
+	info->relid = ctl_info[slot].relid;
+	info->since = mzc_coll_since(&ctl->colls, slot);
+	info->upper = slot_upper(slot, mzcoord_table_upper());
+}
+
+/* The live collection a relation is registered as; false if none. */
+bool
+mzcoord_ctl_lookup_rel(Oid relid, MzcCollectionInfo *info)
+{
+	int32		slot;
+	bool		found;
+
+	mzcoord_ctl_require_ready();
+	LWLockAcquire(ctl->lock, LW_SHARED);
+	slot = lookup_rel(relid);
+	found = slot >= 0 && ctl_slots[slot].state == MZC_COLL_ACTIVE;
+	if (found)
+		fill_info_locked(slot, info);
+	LWLockRelease(ctl->lock);
+	return found;
+}
+
+/* The live collection with this global id; false if none. */
+bool
+mzcoord_ctl_lookup_gid(int64 gid, MzcCollectionInfo *info)
+{
+	int32		slot;
+	bool		found;
+
+	mzcoord_ctl_require_ready();
+	LWLockAcquire(ctl->lock, LW_SHARED);
+	slot = lookup_gid(gid);
+	found = slot >= 0 && ctl_slots[slot].state == MZC_COLL_ACTIVE;
+	if (found)
+		fill_info_locked(slot, info);
+	LWLockRelease(ctl->lock);
+	return found;
+}
+
+/*
+ * Make sure this transaction holds relid at a time <= at, taking a hold at
+ * `at` if it has none; raises the since violation if at is below the since,
+ * 42809 if relid is not a collection.
+ */
+void
+mzcoord_ctl_hold_for_read(Oid relid, mzc_ts at)
+{
+	MzcTarget	t;
+	int			bad;
+	bool		covered = false;
+	bool		violation = false;
+	bool		nospace = false;
+
+	memset(&t, 0, sizeof(t));
+	t.relid = relid;
+	mzcoord_ctl_require_ready();
+	mzcoord_reserve_local_holds(1);
+
+	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+	bad = resolve_targets_locked(&t, 1);
+	if (bad < 0)
+	{
+		/* An existing hold of ours at or below `at` already protects it. */
+		for (int32 i = 0; i < ctl->max_holds && !covered; i++)
+		{
+			MzcHoldEntry *h = &ctl_holds[i];
+
+			covered = h->in_use && h->slot == t.slot && h->pid == MyProcPid &&
+				h->lxid == MyProc->lxid && h->time <= at &&
+				mzc_frontier_le_ts(t.since, at);
+		}
+		violation = !covered && !mzc_frontier_le_ts(t.since, at);
+		if (!covered && !violation)
+			nospace = !acquire_holds_locked(&t.slot, &at, 1);
+	}
+	LWLockRelease(ctl->lock);
+
+	if (bad >= 0)
+		report_not_registered(relid);
+	if (violation)
+		report_targets_violation(&t, 1, at);
+	if (nospace)
+		report_no_hold_space();
+}
+
+/* Wait, cancellably, until relid is complete at `at` (at < upper). */
+void
+mzcoord_ctl_wait_complete(Oid relid, mzc_ts at)
+{
+	MzcTsCall	c;
+
+	memset(&c, 0, sizeof(c));
+	c.targets = palloc0(sizeof(MzcTarget));
+	c.targets[0].relid = relid;
+	c.n = 1;
+	LWLockAcquire(ctl->lock, LW_SHARED);
+	c.bad = resolve_targets_locked(c.targets, 1);
+	LWLockRelease(ctl->lock);
+	if (c.bad >= 0)
+		report_not_registered(relid);
+	wait_for_uppers(&c, at);
+}
+
+/* Every active collection with its live frontiers (for compaction). */
+int
+mzcoord_ctl_list_collections(MzcCollectionInfo **out)
+{
+	MzcCollectionInfo *infos = palloc(sizeof(MzcCollectionInfo) * ctl->capacity);
+	int			n = 0;
+
+	LWLockAcquire(ctl->lock, LW_SHARED);
+	if (ctl->ready)
+		for (int32 s = 0; s < ctl->capacity; s++)
+			if (ctl_slots[s].state == MZC_COLL_ACTIVE)
+				fill_info_locked(s, &infos[n++]);
+	LWLockRelease(ctl->lock);
+	*out = infos;
+	return n;
 }
 
 /* ----------------------------------------------------------------

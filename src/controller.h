@@ -49,7 +49,8 @@ typedef enum MzcStageOp
 {
 	MZC_STAGE_CREATE,
 	MZC_STAGE_POLICY,
-	MZC_STAGE_DROP
+	MZC_STAGE_DROP,
+	MZC_STAGE_UPPER
 } MzcStageOp;
 
 typedef struct MzcStaged
@@ -67,6 +68,7 @@ typedef struct MzcStaged
 	int64	   *inputs;
 	/* POLICY */
 	int64		retain_ms;
+	/* UPPER (also uses upper above) */
 } MzcStaged;
 
 /* What PRE_COMMIT reserved for the publication at COMMIT. */
@@ -92,6 +94,29 @@ extern void mzcoord_reserve_local_holds(int n);
 extern void mzcoord_record_local_hold(const MzcLocalHold *hold);
 extern int	mzcoord_local_hold_count(void);
 extern void mzcoord_release_local_holds(void);
+
+/*
+ * A collection as the data plane sees it (controller.c): what a relation is
+ * registered as, with its live frontiers.
+ */
+typedef struct MzcCollectionInfo
+{
+	int64		gid;
+	MzcKind		kind;
+	Oid			relid;
+	mzc_frontier since;
+	mzc_frontier upper;
+} MzcCollectionInfo;
+
+/* stage.c: stage a source's upper advance, published at commit. */
+extern void mzcoord_stage_upper(int64 gid, mzc_frontier upper);
+
+/* controller.c: the data plane's view */
+extern bool mzcoord_ctl_lookup_rel(Oid relid, MzcCollectionInfo *info);
+extern bool mzcoord_ctl_lookup_gid(int64 gid, MzcCollectionInfo *info);
+extern void mzcoord_ctl_hold_for_read(Oid relid, mzc_ts at);
+extern void mzcoord_ctl_wait_complete(Oid relid, mzc_ts at);
+extern int	mzcoord_ctl_list_collections(MzcCollectionInfo **out);
 
 /* controller.c */
 extern Size mzcoord_controller_shmem_size(void);

@@ -390,6 +390,21 @@ mzcoord_stage_drop(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Stage the advance of a source's upper: readers see it only once the
+ * transaction that wrote the data up to it has committed.  The caller
+ * validated the upper (not behind the current one).
+ */
+void
+mzcoord_stage_upper(int64 gid, mzc_frontier upper)
+{
+	MzcStaged  *s;
+
+	mzcoord_ctl_require_ready();
+	s = mzc_new_staged(MZC_STAGE_UPPER, gid);
+	s->upper = upper;
+}
+
+/*
  * SQL: mzcoord._hold_inputs(global_ids text[]) RETURNS bigint
  *
  * Transaction holds on each input at its current since; returns the least
