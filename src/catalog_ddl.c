@@ -339,8 +339,9 @@ mzcoord_create_table(PG_FUNCTION_ARGS)
 	if (ref.found)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("relation \"%s\" is already registered as %s %s",
-						get_rel_name(relid), mzc_kind_label(ref.kind), ref.id)));
+				 errmsg("relation \"%s\" is already registered with mzcoord",
+						get_rel_name(relid)),
+				 errdetail("It is a %s.", mzc_kind_label(ref.kind))));
 
 	item.kind = "table";
 	item.nspid = get_rel_namespace(relid);

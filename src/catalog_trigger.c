@@ -52,6 +52,7 @@
 #include "catalog.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_items_trigger);
+PG_FUNCTION_INFO_V1(mzcoord_applying_implications);
 
 /* The batch being collected. */
 static int	pending_events = 0; /* AFTER triggers still to come */
@@ -74,6 +75,9 @@ typedef struct PendingSave
 static List *saves = NIL;
 
 static bool callbacks_registered = false;
+
+/* Nesting depth of mzcoord._apply_implications calls in this backend. */
+static int	applying_depth = 0;
 
 static void
 mzc_reset_pending(void)
@@ -302,7 +306,29 @@ mzcoord_items_trigger(PG_FUNCTION_ARGS)
 	call->args[0].isnull = false;
 	call->args[1].value = mzc_rows_array(new_rows, rowtype);
 	call->args[1].isnull = false;
-	/* A void PL/pgSQL function returns NULL; nothing to look at. */
-	(void) FunctionCallInvoke(call);
+	applying_depth++;
+	PG_TRY();
+	{
+		/* A void PL/pgSQL function returns NULL; nothing to look at. */
+		(void) FunctionCallInvoke(call);
+	}
+	PG_FINALLY();
+	{
+		applying_depth--;
+	}
+	PG_END_TRY();
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * SQL: mzcoord._applying_implications() RETURNS boolean
+ *
+ * True while this backend applies catalog implications: the event trigger
+ * that makes item rows follow their relations stays out of the way while
+ * the implications make relations follow their rows.
+ */
+Datum
+mzcoord_applying_implications(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(applying_depth > 0);
 }

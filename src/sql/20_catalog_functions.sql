@@ -162,7 +162,7 @@ BEGIN
     PERFORM mzcoord._log(p_batch, p_item.id, 'create',
         jsonb_build_object('kind', p_item.kind,
                            'global_id', p_item.id,
-                           'relation', p_rel::text,
+                           'relation', format('%I.%I', p_item.schema_name, p_item.name),
                            'since', p_since,
                            'upper', p_upper,
                            'inputs', to_jsonb(p_inputs))
@@ -198,7 +198,8 @@ BEGIN
      WHERE c.oid = v_rel;
     IF (v_nsp, v_name, v_owner) IS DISTINCT FROM
        (p_item.schema_name, p_item.name, p_item.owner::oid) THEN
-        RAISE EXCEPTION 'item % does not match table %', p_item.id, v_rel
+        RAISE EXCEPTION 'table item %.% does not match table %',
+            quote_ident(p_item.schema_name), quote_ident(p_item.name), v_rel
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = 'The schema, name and owner of a table item are those of its table.';
     END IF;
@@ -274,8 +275,9 @@ AS $$
 BEGIN
     SELECT * INTO item FROM mzcoord.items WHERE id = p_item.on_item;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'item % read by % % does not exist',
-            p_item.on_item, replace(p_item.kind, '_', ' '), p_item.id
+        RAISE EXCEPTION 'item % read by % %.% does not exist',
+            p_item.on_item, replace(p_item.kind, '_', ' '),
+            quote_ident(p_item.schema_name), quote_ident(p_item.name)
             USING ERRCODE = 'undefined_object';
     END IF;
     IF item.kind NOT IN ('table', 'source', 'materialized_view') THEN
@@ -289,7 +291,8 @@ BEGIN
       FROM mzcoord.collections c
      WHERE c.item_id = item.id AND c.primary_id IS NULL;
     IF item.relation IS NULL OR global_id IS NULL THEN
-        RAISE EXCEPTION 'item % has no collection yet', item.id
+        RAISE EXCEPTION 'item %.% has no collection yet',
+            quote_ident(item.schema_name), quote_ident(item.name)
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
 END
@@ -314,8 +317,9 @@ BEGIN
       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE c.oid = (v_on.item).relation;
     IF v_nsp <> p_item.schema_name OR v_owner <> p_item.owner::oid THEN
-        RAISE EXCEPTION 'index item % must be in the schema of %, and owned by its owner',
-            p_item.id, (v_on.item).relation
+        RAISE EXCEPTION 'index %.% must be in the schema of %, and owned by its owner',
+            quote_ident(p_item.schema_name), quote_ident(p_item.name),
+            (v_on.item).relation
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     v_keys := mzcoord._index_key_list((v_on.item).relation, p_item.index_keys);
@@ -373,7 +377,9 @@ BEGIN
     LOOP
         PERFORM mzcoord._stage_policy(v_gid, v_ms);
         PERFORM mzcoord._log(p_batch, p_item.id, 'init_policy',
-            jsonb_build_object('global_id', v_gid,
+            jsonb_build_object('kind', p_item.kind,
+                               'relation', format('%I.%I', p_item.schema_name, p_item.name),
+                               'global_id', v_gid,
                                'retain_history_ms', coalesce(v_ms, 1000)));
     END LOOP;
 END
@@ -408,7 +414,9 @@ BEGIN
         IF v_column = 'relation' AND p_prev.relation IS NULL THEN
             CONTINUE;
         END IF;
-        RAISE EXCEPTION 'cannot alter column "%" of item %', v_column, p_prev.id
+        RAISE EXCEPTION 'cannot alter column "%" of % %.%', v_column,
+            replace(p_prev.kind, '_', ' '), quote_ident(p_prev.schema_name),
+            quote_ident(p_prev.name)
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'Only the retain history, the name and the owner of an item can change; drop the item and create it again instead.';
     END LOOP;
@@ -439,6 +447,8 @@ BEGIN
         END LOOP;
         PERFORM mzcoord._log(p_batch, p_next.id, 'alter_retain_history',
             jsonb_build_object(
+                'kind', p_next.kind,
+                'relation', format('%I.%I', p_next.schema_name, p_next.name),
                 'from_ms', coalesce(mzcoord._retain_history_ms(p_prev.retain_history), 1000),
                 'to_ms', coalesce(v_ms, 1000)));
     END IF;
@@ -456,12 +466,15 @@ BEGIN
       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE c.oid = p_next.relation;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'relation of item % does not exist', p_next.id
+        RAISE EXCEPTION 'relation of % %.% does not exist',
+            replace(p_next.kind, '_', ' '), quote_ident(p_prev.schema_name),
+            quote_ident(p_prev.name)
             USING ERRCODE = 'undefined_table';
     END IF;
     IF v_nsp <> p_next.schema_name THEN
         IF v_relkind = 'i' THEN
-            RAISE EXCEPTION 'cannot move index item % to another schema', p_next.id
+            RAISE EXCEPTION 'cannot move index %.% to another schema',
+                quote_ident(p_prev.schema_name), quote_ident(p_prev.name)
                 USING ERRCODE = 'feature_not_supported',
                       DETAIL = 'An index is in the schema of its table.';
         END IF;
@@ -475,7 +488,8 @@ BEGIN
     END IF;
     IF v_owner <> p_next.owner::oid THEN
         IF v_relkind = 'i' THEN
-            RAISE EXCEPTION 'cannot change the owner of index item %', p_next.id
+            RAISE EXCEPTION 'cannot change the owner of index %.%',
+                quote_ident(p_prev.schema_name), quote_ident(p_prev.name)
                 USING ERRCODE = 'feature_not_supported',
                       DETAIL = 'An index is owned by the owner of its table.';
         END IF;
@@ -485,12 +499,16 @@ BEGIN
     IF (p_next.schema_name, p_next.name)
        IS DISTINCT FROM (p_prev.schema_name, p_prev.name) THEN
         PERFORM mzcoord._log(p_batch, p_next.id, 'rename',
-            jsonb_build_object('from', format('%I.%I', p_prev.schema_name, p_prev.name),
+            jsonb_build_object('kind', p_next.kind,
+                               'relation', format('%I.%I', p_next.schema_name, p_next.name),
+                               'from', format('%I.%I', p_prev.schema_name, p_prev.name),
                                'to', format('%I.%I', p_next.schema_name, p_next.name)));
     END IF;
     IF p_next.owner IS DISTINCT FROM p_prev.owner THEN
         PERFORM mzcoord._log(p_batch, p_next.id, 'change_owner',
-            jsonb_build_object('from', p_prev.owner::text,
+            jsonb_build_object('kind', p_next.kind,
+                               'relation', format('%I.%I', p_next.schema_name, p_next.name),
+                               'from', p_prev.owner::text,
                                'to', p_next.owner::text));
     END IF;
 END
@@ -634,8 +652,9 @@ BEGIN
     FOREACH v_item IN ARRAY v_added LOOP
         PERFORM mzcoord._retain_history_ms(v_item.retain_history);
         IF v_item.kind <> 'table' AND v_item.relation IS NOT NULL THEN
-            RAISE EXCEPTION 'the relation of new % % is created by mzcoord',
-                replace(v_item.kind, '_', ' '), v_item.id
+            RAISE EXCEPTION 'the relation of new % %.% is created by mzcoord',
+                replace(v_item.kind, '_', ' '), quote_ident(v_item.schema_name),
+                quote_ident(v_item.name)
                 USING ERRCODE = 'invalid_parameter_value',
                       HINT = 'Leave the column "relation" NULL.';
         END IF;
@@ -675,7 +694,7 @@ BEGIN
                           WHERE NOT mzcoord._query_relation_names(p.definition)
                                     && v_names);
         IF cardinality(v_ready) = 0 THEN
-            RAISE EXCEPTION 'materialized views % read each other',
+            RAISE EXCEPTION 'materialized views % cannot be created: they read each other or themselves',
                 array_to_string(v_names, ', ')
                 USING ERRCODE = 'invalid_object_definition';
         END IF;
@@ -775,7 +794,12 @@ CREATE FUNCTION mzcoord._items_trigger()
 RETURNS trigger LANGUAGE C
 AS 'MODULE_PATHNAME', 'mzcoord_items_trigger';
 
+CREATE FUNCTION mzcoord._applying_implications()
+RETURNS boolean LANGUAGE C STABLE
+AS 'MODULE_PATHNAME', 'mzcoord_applying_implications';
+
 REVOKE ALL ON FUNCTION mzcoord._items_trigger() FROM PUBLIC;
+REVOKE ALL ON FUNCTION mzcoord._applying_implications() FROM PUBLIC;
 
 CREATE TRIGGER items_count_statement
     BEFORE INSERT OR UPDATE OR DELETE ON mzcoord.items
@@ -986,19 +1010,24 @@ BEGIN
         GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT;
         v_detail := format('Its definition would no longer be valid: %s.', v_message);
     END;
-    IF v_detail IS NULL
-       AND v_info.columns IS DISTINCT FROM mzcoord._relation_columns(p_item.relation) THEN
-        v_detail := format('Its query produces the columns (%s), its relation would have (%s).',
-                           v_info.columns, mzcoord._relation_columns(p_item.relation));
-    END IF;
-    IF v_detail IS NULL
-       AND ARRAY(SELECT ii.input_global_id FROM mzcoord.item_inputs ii
-                  WHERE ii.item_id = p_item.id ORDER BY 1)
-           IS DISTINCT FROM ARRAY(SELECT g FROM unnest(v_info.inputs) g ORDER BY 1) THEN
-        v_detail := format('Its logical inputs would change from %s to %s.',
-                           ARRAY(SELECT ii.input_global_id FROM mzcoord.item_inputs ii
-                                  WHERE ii.item_id = p_item.id ORDER BY 1),
-                           ARRAY(SELECT g FROM unnest(v_info.inputs) g ORDER BY 1));
+    IF v_detail IS NULL THEN
+        IF v_info.columns IS DISTINCT FROM mzcoord._relation_columns(p_item.relation) THEN
+            v_detail := format('Its query produces the columns (%s), its relation would have (%s).',
+                               v_info.columns, mzcoord._relation_columns(p_item.relation));
+        ELSIF ARRAY(SELECT ii.input_global_id FROM mzcoord.item_inputs ii
+                     WHERE ii.item_id = p_item.id ORDER BY 1)
+              IS DISTINCT FROM ARRAY(SELECT g FROM unnest(v_info.inputs) g ORDER BY 1) THEN
+            v_detail := format('Its logical inputs would change from (%s) to (%s).',
+                (SELECT string_agg(format('%I.%I', i.schema_name, i.name), ', '
+                                   ORDER BY i.schema_name, i.name)
+                   FROM mzcoord.item_inputs ii
+                   JOIN mzcoord.items i ON i.id = ii.input_item_id
+                  WHERE ii.item_id = p_item.id),
+                (SELECT string_agg(format('%I.%I', i.schema_name, i.name), ', '
+                                   ORDER BY i.schema_name, i.name)
+                   FROM unnest(v_info.input_items) x
+                   JOIN mzcoord.items i ON i.id = x));
+        END IF;
     END IF;
     IF v_detail IS NOT NULL THEN
         RAISE EXCEPTION 'cannot make this change because materialized view %.% depends on it',
@@ -1045,6 +1074,10 @@ BEGIN
         PERFORM mzcoord._check_definition(v_item);
     END LOOP;
 
+    -- While implications run, they bring relations in line with rows.
+    IF mzcoord._applying_implications() THEN
+        RETURN;
+    END IF;
     UPDATE mzcoord.items i
        SET schema_name = n.nspname, name = c.relname,
            owner = c.relowner::regrole
@@ -1070,72 +1103,69 @@ CREATE EVENT TRIGGER mzcoord_follow_relations ON ddl_command_end
     EXECUTE FUNCTION mzcoord._on_ddl_command_end();
 
 -- ---------------------------------------------------------------------------
--- Catalog consistency (one row per problem; part of check_consistency())
+-- Catalog consistency: one row per problem.  mzcoord.check_consistency()
+-- runs every view named mzcoord._check_*.
 -- ---------------------------------------------------------------------------
 
-CREATE FUNCTION mzcoord._catalog_problems(OUT problem text, OUT item_id text,
-                                          OUT detail text)
-RETURNS SETOF record LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT 'item without its relation', i.id,
-           format('%s %I.%I', i.kind, i.schema_name, i.name)
-      FROM mzcoord.items i
-     WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = i.relation)
-    UNION ALL
-    SELECT 'relation of the wrong kind', i.id,
-           format('%s %s has relkind %s', i.kind, i.relation, c.relkind)
-      FROM mzcoord.items i JOIN pg_class c ON c.oid = i.relation
-     WHERE c.relkind <> CASE i.kind WHEN 'index' THEN 'i' ELSE 'r' END::"char"
-    UNION ALL
-    SELECT 'item does not match its relation', i.id,
-           format('item %I.%I owned by %s, relation %I.%I owned by %s',
-                  i.schema_name, i.name, i.owner, n.nspname, c.relname,
-                  c.relowner::regrole)
-      FROM mzcoord.items i
-      JOIN pg_class c ON c.oid = i.relation
-      JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE (i.schema_name, i.name, i.owner::oid)
-           IS DISTINCT FROM (n.nspname, c.relname, c.relowner)
-    UNION ALL
-    SELECT 'item without exactly one primary collection', i.id,
-           format('%s primary collections',
-                  (SELECT count(*) FROM mzcoord.collections c
-                    WHERE c.item_id = i.id AND c.primary_id IS NULL))
-      FROM mzcoord.items i
-     WHERE (SELECT count(*) FROM mzcoord.collections c
-             WHERE c.item_id = i.id AND c.primary_id IS NULL) <> 1
-    UNION ALL
-    SELECT 'collection without its item', c.item_id, c.global_id
-      FROM mzcoord.collections c
-     WHERE NOT EXISTS (SELECT 1 FROM mzcoord.items i WHERE i.id = c.item_id)
-    UNION ALL
-    SELECT 'input that is not a collection', ii.item_id,
-           format('input %s (item %s)', ii.input_global_id, ii.input_item_id)
-      FROM mzcoord.item_inputs ii
-     WHERE NOT EXISTS (SELECT 1 FROM mzcoord.collections c
-                        WHERE c.global_id = ii.input_global_id
-                          AND c.item_id = ii.input_item_id)
-    UNION ALL
-    SELECT 'inputs of an item that does not exist', ii.item_id,
-           ii.input_global_id
-      FROM mzcoord.item_inputs ii
-     WHERE NOT EXISTS (SELECT 1 FROM mzcoord.items i WHERE i.id = ii.item_id)
-    UNION ALL
-    SELECT 'index or sink that does not read its item', i.id,
-           format('reads %s, should read %s',
-                  (SELECT string_agg(ii.input_item_id, ',') FROM mzcoord.item_inputs ii
-                    WHERE ii.item_id = i.id), i.on_item)
-      FROM mzcoord.items i
-     WHERE i.kind IN ('index', 'sink')
-       AND (SELECT array_agg(ii.input_item_id) FROM mzcoord.item_inputs ii
-             WHERE ii.item_id = i.id) IS DISTINCT FROM ARRAY[i.on_item]
-    UNION ALL
-    SELECT 'table or source with inputs', i.id, NULL
-      FROM mzcoord.items i
-     WHERE i.kind IN ('table', 'source')
-       AND EXISTS (SELECT 1 FROM mzcoord.item_inputs ii WHERE ii.item_id = i.id)
-$$;
+CREATE VIEW mzcoord._check_catalog AS
+SELECT 'item without its relation'::text AS check_name, i.id AS object,
+       format('%s %I.%I', i.kind, i.schema_name, i.name) AS detail
+  FROM mzcoord.items i
+ WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = i.relation)
+UNION ALL
+SELECT 'item relation of the wrong kind', i.id,
+       format('%s %s has relkind %s', i.kind, i.relation, c.relkind)
+  FROM mzcoord.items i JOIN pg_catalog.pg_class c ON c.oid = i.relation
+ WHERE c.relkind OPERATOR(pg_catalog.<>)
+       (CASE i.kind WHEN 'index' THEN 'i' ELSE 'r' END)::"char"
+UNION ALL
+SELECT 'item does not match its relation', i.id,
+       format('item %I.%I owned by %s, relation %I.%I owned by %s',
+              i.schema_name, i.name, i.owner, n.nspname, c.relname,
+              c.relowner::regrole)
+  FROM mzcoord.items i
+  JOIN pg_catalog.pg_class c ON c.oid = i.relation
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ WHERE (i.schema_name, i.name, i.owner::oid)
+       IS DISTINCT FROM (n.nspname, c.relname, c.relowner)
+UNION ALL
+SELECT 'item without exactly one primary collection', i.id,
+       format('%s primary collections', p.n)
+  FROM mzcoord.items i,
+       LATERAL (SELECT pg_catalog.count(*) AS n FROM mzcoord.collections c
+                 WHERE c.item_id = i.id AND c.primary_id IS NULL) p
+ WHERE p.n OPERATOR(pg_catalog.<>) 1
+UNION ALL
+SELECT 'collection without its item', c.global_id, c.item_id
+  FROM mzcoord.collections c
+ WHERE NOT EXISTS (SELECT 1 FROM mzcoord.items i WHERE i.id = c.item_id)
+UNION ALL
+SELECT 'input that is not a collection', ii.item_id,
+       format('input %s of item %s', ii.input_global_id, ii.input_item_id)
+  FROM mzcoord.item_inputs ii
+ WHERE NOT EXISTS (SELECT 1 FROM mzcoord.collections c
+                    WHERE c.global_id = ii.input_global_id
+                      AND c.item_id = ii.input_item_id)
+UNION ALL
+SELECT 'inputs of an item that does not exist', ii.item_id, ii.input_global_id
+  FROM mzcoord.item_inputs ii
+ WHERE NOT EXISTS (SELECT 1 FROM mzcoord.items i WHERE i.id = ii.item_id)
+UNION ALL
+SELECT 'index or sink that does not read its item', i.id,
+       format('reads %s instead of %s', r.inputs, i.on_item)
+  FROM mzcoord.items i,
+       LATERAL (SELECT pg_catalog.array_agg(ii.input_item_id) AS inputs
+                  FROM mzcoord.item_inputs ii WHERE ii.item_id = i.id) r
+ WHERE i.kind IN ('index', 'sink')
+   AND r.inputs IS DISTINCT FROM ARRAY[i.on_item]
+UNION ALL
+SELECT 'table or source with inputs', i.id, NULL
+  FROM mzcoord.items i
+ WHERE i.kind IN ('table', 'source')
+   AND EXISTS (SELECT 1 FROM mzcoord.item_inputs ii WHERE ii.item_id = i.id);
 
-REVOKE ALL ON FUNCTION mzcoord._catalog_problems() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION mzcoord._catalog_problems() TO PUBLIC;
+COMMENT ON VIEW mzcoord._check_catalog IS
+'Catalog invariants (every item has its relation and one primary collection, inputs are collections); one row per violation';
+
+REVOKE ALL ON TABLE mzcoord._check_catalog FROM PUBLIC;
+GRANT SELECT ON TABLE mzcoord._check_catalog TO PUBLIC;
