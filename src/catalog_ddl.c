@@ -187,7 +187,8 @@ mzc_lock_relation(Oid relid, LOCKMODE mode)
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
+				 errmsg("relation was dropped concurrently"),
+				 errdetail("The relation with OID %u no longer exists.", relid)));
 }
 
 static Oid
