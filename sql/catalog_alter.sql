@@ -54,6 +54,8 @@ CREATE FUNCTION al.f(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 + 1';
 SELECT mzcoord.create_materialized_view('al.mv_f', 'SELECT al.f(a) AS fa FROM al.t') IS NOT NULL;
 SELECT try($$ALTER FUNCTION al.f(int) RENAME TO g$$);
 SELECT try($$CREATE OR REPLACE FUNCTION al.f(int) RETURNS int LANGUAGE sql VOLATILE AS 'SELECT $1 + 1'$$);
+SELECT try($$ALTER TABLE al.t SET UNLOGGED$$);
+SELECT try($$ALTER TABLE al.mv_renamed SET UNLOGGED$$);
 -- A change of a view's body that keeps what the view reads is fine.
 CREATE OR REPLACE VIEW al.v AS SELECT a, b FROM al.t WHERE a > 1;
 -- Adding a column is fine too.

@@ -1074,6 +1074,20 @@ BEGIN
         PERFORM mzcoord._check_definition(v_item);
     END LOOP;
 
+    -- Registered relations stay permanent (their history must survive a
+    -- crash like their contents).
+    SELECT i.* INTO v_item
+      FROM mzcoord.items i JOIN pg_class c ON c.oid = i.relation
+     WHERE c.relpersistence <> 'p'
+     ORDER BY substr(i.id, 2)::bigint LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'cannot make % %.% unlogged',
+            replace(v_item.kind, '_', ' '), quote_ident(v_item.schema_name),
+            quote_ident(v_item.name)
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'An unlogged relation is emptied by a crash, which would contradict its history.';
+    END IF;
+
     -- While implications run, they bring relations in line with rows.
     IF mzcoord._applying_implications() THEN
         RETURN;
@@ -1118,6 +1132,11 @@ SELECT 'item relation of the wrong kind', i.id,
   FROM mzcoord.items i JOIN pg_catalog.pg_class c ON c.oid = i.relation
  WHERE c.relkind OPERATOR(pg_catalog.<>)
        (CASE i.kind WHEN 'index' THEN 'i' ELSE 'r' END)::"char"
+UNION ALL
+SELECT 'item relation is not permanent', i.id,
+       format('%s %s has persistence %s', i.kind, i.relation, c.relpersistence)
+  FROM mzcoord.items i JOIN pg_catalog.pg_class c ON c.oid = i.relation
+ WHERE c.relpersistence OPERATOR(pg_catalog.<>) 'p'
 UNION ALL
 SELECT 'item does not match its relation', i.id,
        format('item %I.%I owned by %s, relation %I.%I owned by %s',
