@@ -79,6 +79,9 @@ ensure_pgroot() {
 build_and_install() {
 	ensure_pgroot
 	say "building mzcoord in $MZ_BUILD"
+	# Always from scratch: rsync keeps the sources' times, and PGXS tracks no
+	# header dependencies, so objects of an earlier tree could survive.
+	as_user make -s PG_CONFIG="$PG_CONFIG" clean >/dev/null
 	as_user make -s PG_CONFIG="$PG_CONFIG" WERROR=1 -j"$(nproc)"
 	say "installing mzcoord into $("$PG_CONFIG" --pkglibdir)"
 	if [ -n "$MZ_PGROOT" ]; then

@@ -134,6 +134,7 @@ typedef struct MzcController
 	mzc_ts		table_upper;	/* timeline upper at the last tick */
 	int64		bootstraps;
 	TimestampTz ready_at;
+	int64		bootstrap_us;	/* duration of the last bootstrap */
 	char		bootstrap_error[MZC_ERROR_LEN];
 	mzc_count_pool pool;
 	mzc_collections colls;
@@ -1921,6 +1922,7 @@ mzcoord_controller_reset(void)
 static void
 bootstrap(Oid ext)
 {
+	TimestampTz start = GetCurrentTimestamp();
 	MzcBootRow *rows;
 	int			n;
 	mzc_ts		max_upper = 0;
@@ -1942,6 +1944,8 @@ bootstrap(Oid ext)
 	memset(&err, 0, sizeof(err));
 	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
 	ok = boot_build_locked(rows, n, table_upper, ext, &err);
+	if (ok)
+		ctl->bootstrap_us = GetCurrentTimestamp() - start;
 	if (!ok)
 	{
 		ctl_clear();
@@ -2406,8 +2410,8 @@ Datum
 mzcoord_controller_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		v[10];
-	bool		nl[10];
+	Datum		v[11];
+	bool		nl[11];
 	MzcController copy;
 
 	mzcoord_require_shmem();
@@ -2430,6 +2434,8 @@ mzcoord_controller_status(PG_FUNCTION_ARGS)
 	v[8] = Int64GetDatum(mzcoord_oracle_read_ts());
 	v[9] = CStringGetTextDatum(copy.bootstrap_error);
 	nl[9] = copy.bootstrap_error[0] == '\0';
+	v[10] = Float8GetDatum(copy.bootstrap_us / 1000.0);
+	nl[10] = copy.ready_at == 0;
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, v, nl)));
 }
 

@@ -59,6 +59,7 @@ typedef struct MzcWorkerStatus
 	int64		ticks;			/* completed ticks of this coordinator */
 	TimestampTz last_tick_at;	/* end of the last completed tick */
 	int64		last_tick_us;	/* duration of the last tick */
+	int64		total_tick_us;	/* duration of all ticks of this coordinator */
 	int64		starts;			/* coordinators started since shmem init */
 	TimestampTz last_error_at;
 	char		last_error[MZC_ERROR_LEN];

@@ -370,6 +370,7 @@ mzc_claim_coordinator(void)
 		ws->ticks = 0;
 		ws->last_tick_at = 0;
 		ws->last_tick_us = 0;
+		ws->total_tick_us = 0;
 		ws->starts++;
 		ws->state = MZC_WORKER_WAITING_EXTENSION;
 		claimed = true;
@@ -450,6 +451,7 @@ mzc_coordinator_tick(MemoryContext tick_cxt)
 		ws->ticks++;
 		ws->last_tick_at = end;
 		ws->last_tick_us = end - start;
+		ws->total_tick_us += end - start;
 		SpinLockRelease(&ws->mutex);
 	}
 	else
@@ -547,8 +549,8 @@ mzcoord_worker_status(PG_FUNCTION_ARGS)
 {
 	MzcWorkerStatus copy;
 	TupleDesc	tupdesc;
-	Datum		values[11];
-	bool		nulls[11];
+	Datum		values[12];
+	bool		nulls[12];
 	int			i = 0;
 
 	mzcoord_require_shmem();
@@ -580,6 +582,7 @@ mzcoord_worker_status(PG_FUNCTION_ARGS)
 	values[i++] = CStringGetTextDatum(copy.last_error);
 	nulls[i] = copy.last_error_at == 0;
 	values[i++] = TimestampTzGetDatum(copy.last_error_at);
+	values[i++] = Float8GetDatum(copy.total_tick_us / 1000.0);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -27,7 +27,8 @@ CREATE FUNCTION mzcoord.worker_status(
     OUT last_tick_ms double precision,
     OUT starts bigint,
     OUT last_error text,
-    OUT last_error_at timestamptz)
+    OUT last_error_at timestamptz,
+    OUT total_tick_ms double precision)
 RETURNS record
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'mzcoord_worker_status';

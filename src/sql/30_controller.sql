@@ -95,7 +95,8 @@ CREATE FUNCTION mzcoord.controller_status(
     OUT ready boolean, OUT epoch bigint, OUT bootstraps bigint,
     OUT ready_at timestamptz, OUT collections integer,
     OUT max_collections integer, OUT holds integer, OUT max_holds integer,
-    OUT oracle_read_ts bigint, OUT bootstrap_error text)
+    OUT oracle_read_ts bigint, OUT bootstrap_error text,
+    OUT bootstrap_ms double precision)
 RETURNS record
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'mzcoord_controller_status';

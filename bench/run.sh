@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# mzcoord benchmarks: each workload side by side with a PostgreSQL-native
+# baseline in the same run, several rounds, median and spread, ratios.
+#
+# Usage (as root, on Debian 12):
+#   bench/run.sh [--quick] [--only B1,B6,...]
+#
+#   --quick   small sizes and short runs (about 2 minutes)
+#   --only    run only the listed benchmarks
+#
+# It builds and installs mzcoord (like scripts/test.sh), starts a private
+# preloaded cluster in $MZCOORD_BENCH_DIR (default /var/tmp/mzcoord-bench)
+# on port $MZCOORD_BENCH_PORT (default 5497), runs the benchmarks, prints a
+# table of ratios and writes bench/results/<time>.csv and .json (and
+# latest.csv / latest.json).  See doc/benchmarks.md.
+source "$(dirname "$0")/../scripts/common.sh"
+
+QUICK=0
+ONLY=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) QUICK=1 ;;
+	--only) ONLY=$2; shift ;;
+	*) echo "usage: $0 [--quick] [--only B1,B2,...]" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+BENCH_DIR=${MZCOORD_BENCH_DIR:-/var/tmp/mzcoord-bench}
+PORT=${MZCOORD_BENCH_PORT:-5497}
+PGDATA=$BENCH_DIR/data
+DB=bench
+RESULTS_DIR=$MZ_SRC/bench/results
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+RAW=$BENCH_DIR/raw.csv
+
+if [ $QUICK = 1 ]; then
+	ROUNDS=3; PGB_SECS=3; NCAT=1000; BATCH=50; BULK=100000; TICK_SECS=4
+	READ_ROWS=100000; RECENT=20000; COMPACT_UPDATES=200000; COMPACT_KEYS=20000
+else
+	ROUNDS=5; PGB_SECS=10; NCAT=10000; BATCH=100; BULK=1000000; TICK_SECS=10
+	READ_ROWS=1000000; RECENT=100000; COMPACT_UPDATES=1000000; COMPACT_KEYS=100000
+fi
+
+want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
+
+pgctl() { runuser -u "$MZ_USER" -- "$PG_BIN/pg_ctl" -D "$PGDATA" "$@"; }
+sql() {
+	runuser -u "$MZ_USER" -- "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 \
+		-h "$BENCH_DIR" -p "$PORT" -d "$DB" "$@"
+}
+pgbench_tps() {
+	# pgbench_tps <clients> <script file>: prints the TPS
+	local c=$1 f=$2
+	runuser -u "$MZ_USER" -- "$PG_BIN/pgbench" -n -h "$BENCH_DIR" -p "$PORT" \
+		-c "$c" -j "$c" -T "$PGB_SECS" -f "$f" "$DB" 2>/dev/null |
+		awk '/^tps = / { print $3; exit }'
+}
+# record <benchmark> <case> <variant: mzcoord|baseline> <metric> <round> <value>
+record() { echo "$1,$2,$3,$4,$5,$6" >>"$RAW"; printf '  %-4s %-22s %-9s round %s: %s %s\n' "$1" "$2" "$3" "$5" "$6" "$4"; }
+
+wait_ready() {
+	for _ in $(seq 1 600); do
+		[ "$(sql -c 'SELECT ready FROM mzcoord.controller_status()' 2>/dev/null)" = t ] && return 0
+		sleep 0.1
+	done
+	echo "controller did not become ready" >&2
+	return 1
+}
+
+start_cluster() {
+	say "starting a private cluster in $PGDATA on port $PORT"
+	if [ -f "$PGDATA/postmaster.pid" ]; then pgctl stop -m fast >/dev/null || true; fi
+	rm -rf "$BENCH_DIR"
+	mkdir -p "$BENCH_DIR"
+	chown "$MZ_USER": "$BENCH_DIR"
+	runuser -u "$MZ_USER" -- "$PG_BIN/initdb" -D "$PGDATA" --auth=trust \
+		--username="$MZ_USER" >/dev/null
+	cat >>"$PGDATA/postgresql.conf" <<CONF
+port = $PORT
+listen_addresses = ''
+unix_socket_directories = '$BENCH_DIR'
+shared_preload_libraries = 'mzcoord'
+mzcoord.database = '$DB'
+mzcoord.max_collections = 25000
+mzcoord.max_holds = 100000
+max_connections = 60
+shared_buffers = 1GB
+max_wal_size = 8GB
+checkpoint_timeout = 30min
+synchronous_commit = off
+max_locks_per_transaction = 256
+CONF
+	pgctl start -w -l "$BENCH_DIR/server.log" >/dev/null
+	runuser -u "$MZ_USER" -- "$PG_BIN/createdb" -h "$BENCH_DIR" -p "$PORT" "$DB"
+	sql -c 'CREATE EXTENSION mzcoord'
+	wait_ready
+}
+
+# --------------------------------------------------------------------------
+# B1: select_timestamp in a transaction vs pg_advisory_xact_lock_shared
+# --------------------------------------------------------------------------
+bench_b1() {
+	say "B1: transaction with select_timestamp vs pg_advisory_xact_lock_shared"
+	sql -c "CREATE TABLE b1 (a int); SELECT mzcoord.create_table('b1')" >/dev/null
+	local mz=$BENCH_DIR/b1_mz.sql base=$BENCH_DIR/b1_base.sql
+	printf "BEGIN;\nSELECT mzcoord.select_timestamp(ARRAY['b1'::regclass]);\nCOMMIT;\n" >"$mz"
+	printf "BEGIN;\nSELECT pg_advisory_xact_lock_shared(1);\nCOMMIT;\n" >"$base"
+	chown "$MZ_USER" "$mz" "$base"
+	for c in 1 8; do
+		for r in $(seq 1 "$ROUNDS"); do
+			record B1 "clients=$c" mzcoord tps "$r" "$(pgbench_tps "$c" "$mz")"
+			record B1 "clients=$c" baseline tps "$r" "$(pgbench_tps "$c" "$base")"
+		done
+	done
+}
+
+# --------------------------------------------------------------------------
+# B6, B7, B8: the catalog at scale
+# --------------------------------------------------------------------------
+
+# Create and register tables <prefix><from>..<prefix><to>; prints ms per item
+# (one transaction per item, timed on the server).
+create_items() {
+	local prefix=$1 from=$2 to=$3
+	sql -c "CREATE TABLE IF NOT EXISTS bench_times (label text, ms float8)" >/dev/null
+	sql <<SQL
+DELETE FROM bench_times WHERE label = 'create';
+DO \$\$
+DECLARE
+    t0 timestamptz;
+    total float8 := 0;
+BEGIN
+    FOR i IN $from..$to LOOP
+        EXECUTE format('CREATE TABLE %I (a int)', '$prefix' || i);
+        COMMIT;
+        t0 := clock_timestamp();
+        PERFORM mzcoord.create_table(('$prefix' || i)::regclass);
+        COMMIT;
+        total := total + extract(epoch FROM clock_timestamp() - t0) * 1000;
+    END LOOP;
+    INSERT INTO bench_times VALUES ('create', total / ($to - $from + 1));
+END
+\$\$;
+SQL
+	sql -c "SELECT round(ms::numeric, 4) FROM bench_times WHERE label = 'create'"
+}
+
+drop_items() {
+	local prefix=$1 from=$2 to=$3
+	sql <<SQL >/dev/null
+DO \$\$
+BEGIN
+    FOR i IN $from..$to LOOP
+        EXECUTE format('DROP TABLE %I', '$prefix' || i);
+        COMMIT;
+    END LOOP;
+END
+\$\$;
+SQL
+}
+
+# Mean tick duration over TICK_SECS seconds.
+mean_tick_ms() {
+	local t0 m0 t1 m1
+	read -r t0 m0 < <(sql -F ' ' -c 'SELECT ticks, total_tick_ms FROM mzcoord.worker_status()')
+	sleep "$TICK_SECS"
+	read -r t1 m1 < <(sql -F ' ' -c 'SELECT ticks, total_tick_ms FROM mzcoord.worker_status()')
+	awk -v a="$t0" -v b="$t1" -v x="$m0" -v y="$m1" \
+		'BEGIN { if (b > a) printf "%.4f\n", (y - x) / (b - a); else print "nan" }'
+}
+
+bench_catalog() {
+	local first_big=$((NCAT - BATCH + 1))
+
+	if want B7; then
+		say "B7: empty tick"
+		for r in $(seq 1 "$ROUNDS"); do
+			record B7 "no writes" baseline ms_per_tick "$r" "$(mean_tick_ms)"
+		done
+	fi
+	if want B6; then
+		say "B6: creating items 1-$BATCH in an empty catalog"
+		for r in $(seq 1 "$ROUNDS"); do
+			record B6 "per item" baseline ms "$r" "$(create_items e 1 "$BATCH")"
+			drop_items e 1 "$BATCH"
+		done
+	fi
+
+	say "filling the catalog to $((first_big - 1)) items"
+	create_items fill 1 $((first_big - 1)) >/dev/null
+
+	if want B6; then
+		say "B6: creating items $first_big-$NCAT in a catalog of $NCAT"
+		for r in $(seq 1 "$ROUNDS"); do
+			record B6 "per item" mzcoord ms "$r" "$(create_items big "$first_big" "$NCAT")"
+			drop_items big "$first_big" "$NCAT"
+		done
+	fi
+	create_items big "$first_big" "$NCAT" >/dev/null
+
+	if want B7; then
+		say "B7: tick with $NCAT registered tables"
+		for r in $(seq 1 "$ROUNDS"); do
+			record B7 "no writes" mzcoord ms_per_tick "$r" "$(mean_tick_ms)"
+		done
+		say "B7: tick with $NCAT registered tables, 1% of them written"
+		local nw=$((NCAT / 100)) f=$BENCH_DIR/b7_writes.sql
+		printf '\\set k random(1, %d)\nINSERT INTO fill:k VALUES (1);\n' "$nw" >"$f"
+		chown "$MZ_USER" "$f"
+		for r in $(seq 1 "$ROUNDS"); do
+			runuser -u "$MZ_USER" -- "$PG_BIN/pgbench" -n -h "$BENCH_DIR" -p "$PORT" \
+				-c 2 -j 2 -R 200 -T $((TICK_SECS + 2)) -f "$f" "$DB" >/dev/null 2>&1 &
+			local pid=$!
+			sleep 1
+			record B7 "1% written" mzcoord ms_per_tick "$r" "$(mean_tick_ms)"
+			wait $pid || true
+		done
+	fi
+
+	if want B8; then
+		say "B8: bootstrap after restart with $NCAT collections"
+		for r in $(seq 1 "$ROUNDS"); do
+			pgctl restart -m fast -w -l "$BENCH_DIR/server.log" >/dev/null
+			wait_ready
+			record B8 "$NCAT collections" mzcoord ms "$r" \
+				"$(sql -c 'SELECT round(bootstrap_ms::numeric, 3) FROM mzcoord.controller_status()')"
+			record B8 "$NCAT collections" baseline ms "$r" "$(sql -f "$MZ_BUILD/bench/read_catalog.sql")"
+		done
+	fi
+}
+
+# --------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------
+
+# Higher is better for TPS; lower for times.  The ratio is mzcoord/baseline
+# of the medians; the spread is (max - min) / median per variant.
+report() {
+	local csv=$RESULTS_DIR/$STAMP.csv json=$RESULTS_DIR/$STAMP.json
+	mkdir -p "$RESULTS_DIR"
+	awk -F, -v quick="$QUICK" '
+	function median(arr, n,    i, j, t) {
+		for (i = 2; i <= n; i++) { t = arr[i]; for (j = i - 1; j >= 1 && arr[j] > t; j--) arr[j + 1] = arr[j]; arr[j + 1] = t }
+		return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2
+	}
+	{
+		k = $1 SUBSEP $2 SUBSEP $3; key[$1 SUBSEP $2] = 1; metric[$1 SUBSEP $2] = $4
+		n[k]++; v[k, n[k]] = $6
+		if (!(k in mn) || $6 < mn[k]) mn[k] = $6
+		if (!(k in mx) || $6 > mx[k]) mx[k] = $6
+	}
+	END {
+		print "benchmark,case,metric,mzcoord_median,mzcoord_spread,baseline_median,baseline_spread,ratio,rounds,quick"
+		for (kk in key) {
+			split(kk, p, SUBSEP)
+			for (w = 0; w < 2; w++) {
+				var = w ? "baseline" : "mzcoord"; k = p[1] SUBSEP p[2] SUBSEP var
+				if (n[k] == 0) { med[w] = ""; spr[w] = ""; continue }
+				delete a; for (i = 1; i <= n[k]; i++) a[i] = v[k, i]
+				med[w] = median(a, n[k]); spr[w] = med[w] ? (mx[k] - mn[k]) / med[w] : 0
+			}
+			ratio = (med[0] != "" && med[1] != "" && med[1] != 0) ? med[0] / med[1] : ""
+			printf "%s,%s,%s,%s,%s,%s,%s,%s,%d,%d\n", p[1], p[2], metric[kk], med[0], spr[0], med[1], spr[1], ratio, n[k], quick
+		}
+	}' "$RAW" | { IFS= read -r header; echo "$header"; sort -t, -k1,1V -k2,2; } >"$csv"
+
+	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[i] = $i; print "["; next }
+		{ printf "%s  {", (NR > 2 ? ",\n" : "");
+		  for (i = 1; i <= NF; i++) printf "%s\"%s\": %s", (i > 1 ? ", " : ""), h[i], ($i ~ /^-?[0-9.]+(e-?[0-9]+)?$/ ? $i : "\"" $i "\"");
+		  printf "}" }
+		END { print "\n]" }' "$csv" >"$json"
+	cp "$csv" "$RESULTS_DIR/latest.csv"
+	cp "$json" "$RESULTS_DIR/latest.json"
+
+	say "results ($(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), PostgreSQL $("$PG_BIN/postgres" -V | awk '{print $3}'), $([ $QUICK = 1 ] && echo quick || echo full))"
+	column -t -s, "$csv"
+	echo
+	echo "written: $csv"
+	echo "         $json"
+}
+
+require_root
+ensure_packages
+sync_build_tree
+build_and_install
+start_cluster
+: >"$RAW"
+
+want B1 && bench_b1
+if want B6 || want B7 || want B8; then bench_catalog; fi
+
+report
+pgctl stop -m fast >/dev/null
