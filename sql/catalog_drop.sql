@@ -70,6 +70,13 @@ SELECT to_regclass('dr.on_mv1') AS plain_view;
 SELECT name, kind FROM mzcoord.items WHERE schema_name = 'dr' ORDER BY name;
 SELECT * FROM mzcoord.check_consistency();
 
+-- An index item is dropped like any other (its relation is an index).
+UPDATE mark SET seq = (SELECT max(seq) FROM mzcoord.implication_log);
+SELECT mzcoord.drop('dr.t_by_a');
+SELECT * FROM recent;
+SELECT to_regclass('dr.t_by_a') AS index_relation;
+SELECT mzcoord.create_index('t_by_a', 'dr.t', '{a}') IS NOT NULL AS recreated;
+
 -- An index goes with its table, as in PostgreSQL; mzcoord.drop of the
 -- table names it as a dependent first.
 SELECT try($$SELECT mzcoord.drop('dr.t')$$);
