@@ -70,18 +70,7 @@ wait_ready() {
 
 start_cluster() {
 	say "starting a private cluster in $PGDATA on port $PORT"
-	if [ -f "$PGDATA/postmaster.pid" ]; then pgctl stop -m fast >/dev/null || true; fi
-	rm -rf "$BENCH_DIR"
-	mkdir -p "$BENCH_DIR"
-	chown "$MZ_USER": "$BENCH_DIR"
-	runuser -u "$MZ_USER" -- "$PG_BIN/initdb" -D "$PGDATA" --auth=trust \
-		--username="$MZ_USER" >/dev/null
-	cat >>"$PGDATA/postgresql.conf" <<CONF
-port = $PORT
-listen_addresses = ''
-unix_socket_directories = '$BENCH_DIR'
-shared_preload_libraries = 'mzcoord'
-mzcoord.database = '$DB'
+	init_private_cluster "$BENCH_DIR" "$PORT" "$DB" "\
 mzcoord.max_collections = 25000
 mzcoord.max_holds = 100000
 max_connections = 60
@@ -89,10 +78,7 @@ shared_buffers = 1GB
 max_wal_size = 8GB
 checkpoint_timeout = 30min
 synchronous_commit = off
-max_locks_per_transaction = 256
-CONF
-	pgctl start -w -l "$BENCH_DIR/server.log" >/dev/null
-	runuser -u "$MZ_USER" -- "$PG_BIN/createdb" -h "$BENCH_DIR" -p "$PORT" "$DB"
+max_locks_per_transaction = 256"
 	sql -c 'CREATE EXTENSION mzcoord'
 	wait_ready
 }

@@ -90,3 +90,31 @@ build_and_install() {
 		make -s -C "$MZ_BUILD" PG_CONFIG="$PG_CONFIG" install >/dev/null
 	fi
 }
+
+# A private, preloaded cluster for the demo and the benchmarks, owned by the
+# test user, reachable only through a socket in its own directory.
+#   init_private_cluster <dir> <port> <database> [postgresql.conf lines]
+# Any cluster already running in <dir> is stopped and removed first.
+init_private_cluster() {
+	local dir=$1 port=$2 db=$3 extra=${4:-}
+	local data=$dir/data
+	if [ -f "$data/postmaster.pid" ]; then
+		runuser -u "$MZ_USER" -- "$PG_BIN/pg_ctl" -D "$data" stop -m fast >/dev/null || true
+	fi
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	chown "$MZ_USER": "$dir"
+	runuser -u "$MZ_USER" -- "$PG_BIN/initdb" -D "$data" --auth=trust \
+		--username="$MZ_USER" >/dev/null
+	cat >>"$data/postgresql.conf" <<CONF
+port = $port
+listen_addresses = ''
+unix_socket_directories = '$dir'
+shared_preload_libraries = 'mzcoord'
+mzcoord.database = '$db'
+$extra
+CONF
+	runuser -u "$MZ_USER" -- "$PG_BIN/pg_ctl" -D "$data" start -w \
+		-l "$dir/server.log" >/dev/null
+	runuser -u "$MZ_USER" -- "$PG_BIN/createdb" -h "$dir" -p "$port" "$db"
+}

@@ -36,24 +36,7 @@ sync_build_tree
 build_and_install
 
 say "starting a private cluster in $PGDATA on port $PORT"
-if [ -f "$PGDATA/postmaster.pid" ]; then
-	pgctl stop -m fast >/dev/null || true
-fi
-rm -rf "$DEMO_DIR"
-mkdir -p "$DEMO_DIR"
-chown "$MZ_USER": "$DEMO_DIR"
-runuser -u "$MZ_USER" -- "$PG_BIN/initdb" -D "$PGDATA" --auth=trust \
-	--username="$MZ_USER" >/dev/null
-cat >>"$PGDATA/postgresql.conf" <<CONF
-port = $PORT
-listen_addresses = ''
-unix_socket_directories = '$DEMO_DIR'
-shared_preload_libraries = 'mzcoord'
-mzcoord.database = '$DB'
-mzcoord.tick_interval = 200
-CONF
-pgctl start -w -l "$DEMO_DIR/server.log" >/dev/null
-runuser -u "$MZ_USER" -- "$PG_BIN/createdb" -h "$DEMO_DIR" -p "$PORT" "$DB"
+init_private_cluster "$DEMO_DIR" "$PORT" "$DB" "mzcoord.tick_interval = 200"
 
 say "CREATE EXTENSION mzcoord"
 psql_demo -c 'CREATE EXTENSION mzcoord'

@@ -1527,16 +1527,17 @@ fill_info_locked(int32 slot, MzcCollectionInfo *info)
 	info->upper = slot_upper(slot, mzcoord_table_upper());
 }
 
-/* The live collection a relation is registered as; false if none. */
-bool
-mzcoord_ctl_lookup_rel(Oid relid, MzcCollectionInfo *info)
+/* Copy out the live collection in slot (from a lookup), if active. */
+static bool
+lookup_info(int32 (*lookup) (Oid, int64), Oid relid, int64 gid,
+			MzcCollectionInfo *info)
 {
 	int32		slot;
 	bool		found;
 
 	mzcoord_ctl_require_ready();
 	LWLockAcquire(ctl->lock, LW_SHARED);
-	slot = lookup_rel(relid);
+	slot = lookup(relid, gid);
 	found = slot >= 0 && ctl_slots[slot].state == MZC_COLL_ACTIVE;
 	if (found)
 		fill_info_locked(slot, info);
@@ -1544,21 +1545,30 @@ mzcoord_ctl_lookup_rel(Oid relid, MzcCollectionInfo *info)
 	return found;
 }
 
+static int32
+by_rel(Oid relid, int64 gid)
+{
+	return lookup_rel(relid);
+}
+
+static int32
+by_gid(Oid relid, int64 gid)
+{
+	return lookup_gid(gid);
+}
+
+/* The live collection a relation is registered as; false if none. */
+bool
+mzcoord_ctl_lookup_rel(Oid relid, MzcCollectionInfo *info)
+{
+	return lookup_info(by_rel, relid, 0, info);
+}
+
 /* The live collection with this global id; false if none. */
 bool
 mzcoord_ctl_lookup_gid(int64 gid, MzcCollectionInfo *info)
 {
-	int32		slot;
-	bool		found;
-
-	mzcoord_ctl_require_ready();
-	LWLockAcquire(ctl->lock, LW_SHARED);
-	slot = lookup_gid(gid);
-	found = slot >= 0 && ctl_slots[slot].state == MZC_COLL_ACTIVE;
-	if (found)
-		fill_info_locked(slot, info);
-	LWLockRelease(ctl->lock);
-	return found;
+	return lookup_info(by_gid, InvalidOid, gid, info);
 }
 
 /*
