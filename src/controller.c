@@ -358,16 +358,31 @@ mzcoord_controller_shmem_init(LWLock *lock, bool found_unused)
  */
 
 /*
+ * Functions of the extension already verified against the controller's
+ * incarnation (epoch).  A function can only be called while it exists, and
+ * it exists only as long as the extension it belongs to, so once one of its
+ * calls found the controller ready for the extension that exists, later
+ * calls under the same epoch need not look the extension up again (that
+ * catalog scan was a third of select_timestamp's cost).
+ */
+#define MZC_VERIFIED_FNS 16
+static Oid	verified_fns[MZC_VERIFIED_FNS];
+static int	nverified_fns = 0;
+static uint64 verified_epoch = 0;
+
+/*
  * Functions that need the controller call this: the controller must serve
  * this database and have bootstrapped the extension that exists now.  Waits
- * up to MZC_READY_WAIT_MS, then raises 57P03.
+ * up to MZC_READY_WAIT_MS, then raises 57P03.  fn_oid is the calling SQL
+ * function (fcinfo->flinfo->fn_oid), or InvalidOid from elsewhere.
  */
 void
-mzcoord_ctl_require_ready(void)
+mzcoord_ctl_require_ready_fn(Oid fn_oid)
 {
 	Oid			ext;
 	TimestampTz deadline = 0;
 	bool		ok;
+	uint64		epoch = 0;
 	static Oid	served_db = InvalidOid;
 
 	mzcoord_require_shmem();
@@ -387,6 +402,17 @@ mzcoord_ctl_require_ready(void)
 		served_db = MyDatabaseId;
 	}
 
+	if (OidIsValid(fn_oid))
+	{
+		LWLockAcquire(ctl->lock, LW_SHARED);
+		ok = ctl->ready && ctl->epoch == verified_epoch;
+		LWLockRelease(ctl->lock);
+		if (ok)
+			for (int i = 0; i < nverified_fns; i++)
+				if (verified_fns[i] == fn_oid)
+					return;
+	}
+
 	ext = get_extension_oid("mzcoord", true);
 	for (;;)
 	{
@@ -394,6 +420,7 @@ mzcoord_ctl_require_ready(void)
 
 		LWLockAcquire(ctl->lock, LW_SHARED);
 		ok = ctl->ready && ctl->ext_oid == ext;
+		epoch = ctl->epoch;
 		strlcpy(error, ctl->bootstrap_error, sizeof(error));
 		LWLockRelease(ctl->lock);
 		if (ok)
@@ -422,6 +449,18 @@ mzcoord_ctl_require_ready(void)
 	}
 	if (deadline != 0)
 		ConditionVariableCancelSleep();
+
+	/* Remember the function as verified for this incarnation. */
+	if (OidIsValid(fn_oid))
+	{
+		if (verified_epoch != epoch)
+		{
+			verified_epoch = epoch;
+			nverified_fns = 0;
+		}
+		if (nverified_fns < MZC_VERIFIED_FNS)
+			verified_fns[nverified_fns++] = fn_oid;
+	}
 }
 
 /* ----------------------------------------------------------------
@@ -759,7 +798,7 @@ mzcoord_acquire_read_hold(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("hold time must not be negative: " INT64_FORMAT, at)));
 	t = targets_from_array(PG_GETARG_ARRAYTYPE_P(0), &n);
-	mzcoord_ctl_require_ready();
+	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
 	mzcoord_reserve_local_holds(n);
 	slots = palloc(sizeof(int32) * n);
 	times = palloc(sizeof(mzc_ts) * n);
@@ -978,7 +1017,7 @@ mzcoord_select_timestamp(PG_FUNCTION_ARGS)
 
 	mzcoord_require_shmem();
 	ts_call_parse(fcinfo, &c);
-	mzcoord_ctl_require_ready();
+	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
 	mzcoord_reserve_local_holds(c.n);
 	slots = palloc(sizeof(int32) * c.n);
 	times = palloc(sizeof(mzc_ts) * c.n);
@@ -1095,7 +1134,7 @@ mzcoord_explain_timestamp(PG_FUNCTION_ARGS)
 
 	mzcoord_require_shmem();
 	ts_call_parse(fcinfo, &c);
-	mzcoord_ctl_require_ready();
+	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
 
 	LWLockAcquire(ctl->lock, LW_SHARED);
 	ts_call_determine_locked(&c);

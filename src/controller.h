@@ -121,7 +121,8 @@ extern int	mzcoord_ctl_list_collections(MzcCollectionInfo **out);
 /* controller.c */
 extern Size mzcoord_controller_shmem_size(void);
 extern void mzcoord_controller_shmem_init(LWLock *lock, bool found);
-extern void mzcoord_ctl_require_ready(void);
+extern void mzcoord_ctl_require_ready_fn(Oid fn_oid);
+#define mzcoord_ctl_require_ready() mzcoord_ctl_require_ready_fn(InvalidOid)
 extern void mzcoord_ctl_check_inputs(const int64 *gids, int n);
 extern mzc_ts mzcoord_ctl_hold_gids(const int64 *gids, int n);
 extern void mzcoord_ctl_reserve(List *staged, MzcReservation *r);
@@ -139,6 +140,8 @@ extern void mzcoord_oracle_shmem_init(LWLock *lock, bool found);
 extern mzc_ts mzcoord_now_ms(void);
 extern mzc_ts mzcoord_write_ts(void);
 extern bool mzcoord_has_write_ts(void);
+extern mzc_ts mzcoord_oracle_last_write_ts(void);
+extern mzc_ts mzcoord_rebase_write_ts(void);
 extern void mzcoord_oracle_end_write(void);
 extern mzc_ts mzcoord_oracle_tick(void);
 extern mzc_ts mzcoord_oracle_read_ts(void);
