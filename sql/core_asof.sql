@@ -2,18 +2,6 @@
 -- As-of selection through mzcoord.select_as_ofs: the eight scenarios of
 -- reference 3.5 and malformed requests with their SQLSTATEs.
 --
-CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    state text;
-    msg text;
-BEGIN
-    EXECUTE q;
-    RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-    RETURN state || ': ' || msg;
-END
-$$;
 
 -- One row per dataflow, in request order.
 CREATE FUNCTION pg_temp.as_ofs(request jsonb)
@@ -90,7 +78,7 @@ SELECT mzcoord.select_as_ofs($${"now": 100, "storage": {"s1": {"since": 10, "upp
   "dataflows": [{"id": "i1", "inputs": ["s1"]}, {"id": "i2", "inputs": ["i1"]}]}$$);
 
 -- Malformed requests: SQLSTATE 22023 with the path of the offending value.
-SELECT pg_temp.try(format('SELECT mzcoord.select_as_ofs(%L)', q))
+SELECT try(format('SELECT mzcoord.select_as_ofs(%L)', q))
   FROM (VALUES
     ('"now"'),
     ('{"storage": {}, "dataflows": []}'),
@@ -111,7 +99,7 @@ SELECT pg_temp.try(format('SELECT mzcoord.select_as_ofs(%L)', q))
   ) AS t(q);
 
 -- Deep nesting is refused cleanly, not by running out of stack.
-SELECT regexp_replace(pg_temp.try(format('SELECT mzcoord.select_as_ofs(%L)',
+SELECT regexp_replace(try(format('SELECT mzcoord.select_as_ofs(%L)',
     '{"now": 1, "storage": {}, "dataflows": [], "x": ' ||
     repeat('[', 100) || repeat(']', 100) || '}')), '(\[0\])+', '[0]...[0]') AS error;
 

@@ -2,18 +2,6 @@
 -- Read policies through mzcoord.lag_frontier (reference 3.2, P2/P4), and
 -- every error of the function with its SQLSTATE.
 --
-CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    state text;
-    msg text;
-BEGIN
-    EXECUTE q;
-    RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-    RETURN state || ': ' || msg;
-END
-$$;
 
 -- The lag_writes_by table of reference 3.2.
 SELECT lag, g, upper, mzcoord.lag_frontier(upper, lag, g) AS since
@@ -37,11 +25,11 @@ SELECT mzcoord.lag_frontier(9223372036854775807, 1, 1) AS max_minus_one,
        mzcoord.lag_frontier(7, 9223372036854775807) AS huge_lag;
 
 -- Errors.
-SELECT pg_temp.try($$SELECT mzcoord.lag_frontier(-1, 1000)$$);
-SELECT pg_temp.try($$SELECT mzcoord.lag_frontier(100, -1)$$);
-SELECT pg_temp.try($$SELECT mzcoord.lag_frontier(100, 10, 0)$$);
-SELECT pg_temp.try($$SELECT mzcoord.lag_frontier(100, NULL)$$);
-SELECT pg_temp.try($$SELECT mzcoord.lag_frontier(100, 10, NULL)$$);
+SELECT try($$SELECT mzcoord.lag_frontier(-1, 1000)$$);
+SELECT try($$SELECT mzcoord.lag_frontier(100, -1)$$);
+SELECT try($$SELECT mzcoord.lag_frontier(100, 10, 0)$$);
+SELECT try($$SELECT mzcoord.lag_frontier(100, NULL)$$);
+SELECT try($$SELECT mzcoord.lag_frontier(100, 10, NULL)$$);
 SELECT mzcoord.lag_frontier(-5, 1000);
 
 -- The function is immutable and callable by anyone.

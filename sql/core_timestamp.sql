@@ -3,18 +3,6 @@
 -- T1-T14 of reference 3.6, the binding constraints, the since-violation
 -- error, and malformed requests with their SQLSTATEs.
 --
-CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    state text;
-    msg text;
-BEGIN
-    EXECUTE q;
-    RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-    RETURN state || ': ' || msg;
-END
-$$;
 
 -- A request over one input "u1" (since, upper).
 CREATE FUNCTION pg_temp.req(iso text, kind text, ts bigint, since bigint,
@@ -75,7 +63,7 @@ SELECT jsonb_pretty(mzcoord.determine_timestamp($${
 -- T5: an as-of below the since.  The same error everywhere a time is below
 -- a since: SQLSTATE 55000, each blocking input and its since, a hint.
 SELECT mzcoord.determine_timestamp(pg_temp.req('serializable', 'as_of', 5, 10, 20));
-SELECT pg_temp.try($$SELECT mzcoord.determine_timestamp(
+SELECT try($$SELECT mzcoord.determine_timestamp(
     pg_temp.req('strict serializable', 'as_of', 5, 10, 20))$$);
 SELECT mzcoord.determine_timestamp($${
     "isolation": "strict serializable",
@@ -86,7 +74,7 @@ SELECT mzcoord.determine_timestamp($${
 }$$);
 
 -- Malformed requests: SQLSTATE 22023 with the path of the offending value.
-SELECT pg_temp.try(format('SELECT mzcoord.determine_timestamp(%L)', q))
+SELECT try(format('SELECT mzcoord.determine_timestamp(%L)', q))
   FROM (VALUES
     ('[]'),
     ('{"when": {"kind": "immediately"}, "inputs": []}'),
@@ -113,7 +101,7 @@ SELECT pg_temp.try(format('SELECT mzcoord.determine_timestamp(%L)', q))
 -- SQL an exponent that denotes an integer is accepted (the JSON entry point
 -- refuses exponents in raw text); 1.0 stays a fraction.
 SELECT mzcoord.determine_timestamp('{"isolation": "serializable", "when": {"kind": "as_of", "ts": 1e1}, "inputs": []}')->'timestamp' AS ts;
-SELECT pg_temp.try($$SELECT mzcoord.determine_timestamp('{"isolation": "serializable", "when": {"kind": "as_of", "ts": 1.0}, "inputs": []}')$$);
+SELECT try($$SELECT mzcoord.determine_timestamp('{"isolation": "serializable", "when": {"kind": "as_of", "ts": 1.0}, "inputs": []}')$$);
 
 -- The same error as it reaches a client.
 SELECT mzcoord.determine_timestamp('{"isolation": "serializable", "when": {"kind": "as_of", "ts": -5}, "inputs": []}');
