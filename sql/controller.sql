@@ -169,6 +169,19 @@ SELECT wait_until($$SELECT c.since = f.since FROM mzcoord.collections c
                      JOIN mzcoord.frontiers f ON f.global_id = c.global_id
                     WHERE f.relation = 'ct1'::regclass$$);
 
+-- A since that only follows its policy is written at most once per
+-- mzcoord.since_persist_interval (the tests run with 0: every change).
+ALTER SYSTEM SET mzcoord.since_persist_interval = '1h';
+SELECT pg_reload_conf();
+SELECT wait_until($$SELECT f.since > c.since FROM mzcoord.collections c
+                     JOIN mzcoord.frontiers f ON f.global_id = c.global_id
+                    WHERE f.relation = 'ct1'::regclass$$) AS catalog_lags_live_since;
+ALTER SYSTEM RESET mzcoord.since_persist_interval;
+SELECT pg_reload_conf();
+SELECT wait_until($$SELECT c.since = f.since FROM mzcoord.collections c
+                     JOIN mzcoord.frontiers f ON f.global_id = c.global_id
+                    WHERE f.relation = 'ct1'::regclass$$) AS caught_up;
+
 -- ---------------------------------------------------------------------
 -- Privileges: anyone may hold and select; nobody else may stage.
 -- ---------------------------------------------------------------------

@@ -99,6 +99,7 @@ typedef struct MzcSlotInfo
 	mzc_frontier durable_upper;
 	bool		recheck;		/* recompute the durable since next tick */
 	TimestampTz created_at;
+	TimestampTz persisted_at;	/* when durable_* were last written */
 } MzcSlotInfo;
 
 /* Introspection record of one transaction hold. */
@@ -1920,6 +1921,7 @@ boot_build_locked(MzcBootRow *rows, int n, mzc_ts table_upper, Oid ext,
 					return false;
 			}
 			ctl_info[rows[i].slot].persisted = true;
+			ctl_info[rows[i].slot].persisted_at = GetCurrentTimestamp();
 			ctl_info[rows[i].slot].durable_since = rows[i].since;
 			ctl_info[rows[i].slot].durable_upper = rows[i].upper;
 			progress = true;
@@ -2102,6 +2104,7 @@ mzcoord_controller_tick(void)
 	bool		any_deps = false;
 	bool		resync;
 	MemoryContext cxt = CurrentMemoryContext;
+	TimestampTz now = GetCurrentTimestamp();
 
 	LWLockAcquire(ctl->lock, LW_SHARED);
 	need_boot = !ctl->ready || ctl->ext_oid != ext || ctl->rebootstrap;
@@ -2195,6 +2198,26 @@ mzcoord_controller_tick(void)
 			(info->kind == MZC_KIND_TABLE ||
 			 mzc_frontier_eq(upper, info->durable_upper)))
 			continue;
+
+		/*
+		 * Rate-limit since-only changes that merely follow the policy (as
+		 * Materialize rate-limits since downgrades, K4): after a restart
+		 * such a since is re-derived from the policy and the upper, which
+		 * never regress, so a late write loses nothing.  A since that P6
+		 * froze above its policy, or that dependents hold, or a changed
+		 * upper of a non-table, is written at once.
+		 */
+		if (info->persisted && mzcoord_since_persist_interval > 0 &&
+			c->ndependents == 0 &&
+			(info->kind == MZC_KIND_TABLE ||
+			 mzc_frontier_eq(upper, info->durable_upper)) &&
+			mzc_frontier_eq(c->implied, mzc_policy_frontier(&c->policy, c->upper)) &&
+			!TimestampDifferenceExceeds(info->persisted_at, now,
+										mzcoord_since_persist_interval))
+		{
+			info->recheck = true;	/* look again next tick */
+			continue;
+		}
 		rows[nrows].slot = s;
 		rows[nrows].gid = info->gid;
 		rows[nrows].since = since;
@@ -2239,6 +2262,7 @@ mzcoord_controller_tick_committed(void)
 			info->persisted = true;
 			info->durable_since = pending_rows[i].since;
 			info->durable_upper = pending_rows[i].upper;
+			info->persisted_at = GetCurrentTimestamp();
 		}
 		ctl->resync = false;
 		LWLockRelease(ctl->lock);

@@ -35,6 +35,7 @@ char	   *mzcoord_database = NULL;
 int			mzcoord_tick_interval = 1000;
 int			mzcoord_max_collections = 4096;
 int			mzcoord_max_holds = 8192;
+int			mzcoord_since_persist_interval = 30000;
 
 bool		mzcoord_preloaded = false;
 
@@ -70,6 +71,16 @@ _PG_init(void)
 							"publishes compaction bounds and compacts history.",
 							&mzcoord_tick_interval,
 							1000, 10, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("mzcoord.since_persist_interval",
+							"Least time between two writes of a since that only follows its policy.",
+							"Such a since is re-derived from the policy and the upper after a "
+							"restart; 0 writes every change at the next tick.",
+							&mzcoord_since_persist_interval,
+							30000, 0, 3600 * 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);

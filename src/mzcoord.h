@@ -26,6 +26,7 @@ extern char *mzcoord_database;
 extern int	mzcoord_tick_interval;
 extern int	mzcoord_max_collections;
 extern int	mzcoord_max_holds;
+extern int	mzcoord_since_persist_interval;
 
 /* True once _PG_init ran inside shared_preload_libraries processing. */
 extern bool mzcoord_preloaded;
