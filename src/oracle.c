@@ -54,6 +54,7 @@ typedef struct MzcOracle
 	LWLock	   *lock;
 	ConditionVariable upper_cv;
 	mzc_ts		last_ts;		/* largest timestamp handed out or published */
+	mzc_ts		last_write_ts;	/* largest write timestamp handed out */
 	mzc_ts		read_ts;		/* every write at <= read_ts is complete */
 	int			ninflight;
 	int			nslots;			/* MaxBackends + 1, indexed by backend id */
@@ -85,6 +86,7 @@ mzcoord_oracle_shmem_init(LWLock *lock, bool found)
 		oracle->lock = lock;
 		ConditionVariableInit(&oracle->upper_cv);
 		oracle->last_ts = 0;
+		oracle->last_write_ts = 0;
 		oracle->read_ts = 0;
 		oracle->ninflight = 0;
 		oracle->nslots = MaxBackends + 1;
@@ -150,11 +152,55 @@ mzcoord_write_ts(void)
 	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
 	my_write_ts = Max(oracle->last_ts + 1, now);
 	oracle->last_ts = my_write_ts;
+	oracle->last_write_ts = my_write_ts;
 	oracle->inflight[MyBackendId] = my_write_ts;
 	oracle->writers[MyBackendId] = vxid;
 	oracle->ninflight++;
 	LWLockRelease(oracle->lock);
 
+	return my_write_ts;
+}
+
+/*
+ * The largest write timestamp handed out so far (0 if none since shared
+ * memory was initialised).  A writer whose timestamp is below it knows that
+ * some transaction may have written after it started writing.
+ */
+mzc_ts
+mzcoord_oracle_last_write_ts(void)
+{
+	mzc_ts		ts;
+
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	ts = oracle->last_write_ts;
+	LWLockRelease(oracle->lock);
+	return ts;
+}
+
+/*
+ * Move the current transaction's write timestamp forward to a new timestamp,
+ * greater than every timestamp handed out so far; returns it.  The caller
+ * (the data plane) must move every update it recorded at the old timestamp
+ * before it commits.  The transaction stays in flight throughout, now at the
+ * new timestamp, so the upper can pass the old one: nothing committed there.
+ */
+mzc_ts
+mzcoord_rebase_write_ts(void)
+{
+	mzc_ts		now = mzcoord_now_ms();
+	bool		advanced;
+
+	Assert(my_write_ts >= 0);
+	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+	my_write_ts = Max(oracle->last_ts + 1, now);
+	oracle->last_ts = my_write_ts;
+	oracle->last_write_ts = my_write_ts;
+	oracle->inflight[MyBackendId] = my_write_ts;
+	advanced = mzc_oracle_recompute();
+	LWLockRelease(oracle->lock);
+
+	if (advanced)
+		ConditionVariableBroadcast(&oracle->upper_cv);
 	return my_write_ts;
 }
 
