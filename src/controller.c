@@ -2076,7 +2076,10 @@ persist_rows(MzcPersistRow *rows, int n)
 												   INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	rc = SPI_execute_with_args(
 							   "UPDATE mzcoord.collections c"
-							   "   SET since = v.since, upper = v.upper"
+							   "   SET since = v.since,"
+	/* A source's advance writes its upper itself; a stale value never lowers it. */
+							   "       upper = CASE WHEN c.upper IS NULL OR v.upper < c.upper"
+							   "                    THEN c.upper ELSE v.upper END"
 							   "  FROM unnest($1, $2, $3) AS v(global_id, since, upper)"
 							   " WHERE c.global_id = v.global_id"
 							   "   AND (c.since IS DISTINCT FROM v.since"

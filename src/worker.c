@@ -60,6 +60,7 @@
 
 #include "controller.h"
 #include "mzcoord.h"
+#include "storage.h"
 
 /* Seconds before the postmaster restarts a launcher that failed. */
 #define MZC_LAUNCHER_RESTART_SECS 5
@@ -436,7 +437,11 @@ mzc_coordinator_tick(MemoryContext tick_cxt)
 	MemoryContextSwitchTo(old);
 	CommitTransactionCommand();
 	if (ran)
+	{
 		mzcoord_controller_tick_committed();
+		/* Compaction of histories, in transactions of its own. */
+		mzcoord_storage_tick();
+	}
 	pgstat_report_stat(true);
 	pgstat_report_activity(STATE_IDLE, NULL);
 	MemoryContextReset(tick_cxt);

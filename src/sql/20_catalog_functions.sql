@@ -159,6 +159,8 @@ BEGIN
       FROM unnest(p_inputs, p_input_items) AS u(gid, item);
     PERFORM mzcoord._stage_collection(p_item.id, p_item.id, p_rel, p_item.kind,
                                       p_since, p_upper, p_inputs);
+    -- Tables and sources get their history (src/storage.c).
+    PERFORM mzcoord._storage_install(p_item.id, p_item.kind, p_rel, p_since);
     PERFORM mzcoord._log(p_batch, p_item.id, 'create',
         jsonb_build_object('kind', p_item.kind,
                            'global_id', p_item.id,

@@ -1,0 +1,696 @@
+/*-------------------------------------------------------------------------
+ *
+ * storage_compact.c
+ *	  Physical compaction of histories up to their since.
+ *
+ * Compacting a history up to a time S (never beyond the collection's since,
+ * which holds and policies keep at or below every time anyone may read)
+ * advances every update at a time below S to S and consolidates: identical
+ * rows add up, rows that add up to zero disappear.  Reads at any time >= S
+ * see the same contents before, during and after: compaction is one
+ * statement, in one transaction,
+ *
+ *	 WITH moved AS (DELETE FROM history WHERE ts < S RETURNING row, diff)
+ *	 INSERT INTO history SELECT row, S, sum(diff) FROM moved GROUP BY row
+ *	 HAVING sum(diff) <> 0
+ *
+ * (columns whose types have an equality that is byte identity are grouped
+ * by value, the others by their image and aggregated with mzcoord._any, see
+ * rowimage.c).  It only touches rows below S.  Writers are never blocked:
+ * they insert rows at times at or after the upper, which is beyond S, and
+ * take ROW EXCLUSIVE on the history, which does not conflict with the
+ * SHARE UPDATE EXCLUSIVE lock that keeps two compactions of one history
+ * apart.  The compacted frontier (no update below it) is recorded in
+ * mzcoord.storage in the same transaction.
+ *
+ * Policy of the coordinator.  Compaction rewrites every row below S, so it
+ * runs only when it pays: a collection is compacted when it has updates
+ * between its compacted frontier C and its since S, and either they number
+ * at least a quarter of the rows left by the last compaction, or the last
+ * compaction is older than one second per thousand of those rows (at least
+ * one second).  A large table with a trickle of updates is thus rewritten
+ * at most about every rows/1000 seconds, a busy one after every 25% of new
+ * updates, a small one within a second or two.  Each tick examines at most
+ * MZC_COMPACT_SCAN collections (round robin over the controller's
+ * collections), and stops starting compactions once half a tick interval
+ * has passed; one compaction is not interrupted.  A compaction that fails
+ * is logged and retried a minute later; it never stops the coordinator.
+ * mzcoord.compact(rel) compacts one collection now, whatever the policy.
+ *
+ * IDENTIFICATION
+ *	  src/storage_compact.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/resowner.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "controller.h"
+#include "mzcoord.h"
+#include "storage.h"
+
+PG_FUNCTION_INFO_V1(mzcoord_compact);
+
+/* Collections the coordinator examines per tick. */
+#define MZC_COMPACT_SCAN 128
+/* Compact when the new updates reach this fraction of the compacted rows. */
+#define MZC_COMPACT_RATIO_DIVISOR 4
+/* ... or after this many milliseconds per compacted row (at least 1 s). */
+#define MZC_COMPACT_MS_PER_ROW 1
+#define MZC_COMPACT_MIN_AGE_MS 1000
+/* A failed compaction is retried after this long. */
+#define MZC_COMPACT_RETRY_MS 60000
+
+typedef struct MzcCompaction
+{
+	int64		frontier;		/* compacted frontier afterwards */
+	int64		rows_in;		/* updates below it that were moved */
+	int64		rows_out;		/* rows written at it */
+	bool		compacted;		/* false: nothing to do */
+} MzcCompaction;
+
+/* Does the default equality of this type (and collation) mean identical bytes? */
+static bool
+groups_by_value(Oid typid, Oid collid)
+{
+	typid = getBaseType(typid);
+	if (type_is_enum(typid))
+		return true;
+	switch (typid)
+	{
+		case BOOLOID:
+		case CHAROID:
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case OIDOID:
+		case REGCLASSOID:
+		case REGTYPEOID:
+		case REGPROCOID:
+		case DATEOID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case UUIDOID:
+		case BYTEAOID:
+		case CASHOID:
+			return true;
+		case TEXTOID:
+		case VARCHAROID:
+		case NAMEOID:
+			return !OidIsValid(collid) || get_collation_isdeterministic(collid);
+		default:
+			return false;
+	}
+}
+
+/* The compacted frontier of gid's history, read with a fresh snapshot. */
+static int64
+read_compacted(int64 gid, bool *found)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(psprintf("u" INT64_FORMAT, gid))};
+	SPIPlanPtr	plan;
+	int64		c = 0;
+	bool		isnull;
+
+	plan = SPI_prepare("SELECT compacted FROM mzcoord.storage"
+					   " WHERE global_id OPERATOR(pg_catalog.=) $1", 1, argtypes);
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the compacted frontier of u" INT64_FORMAT, gid);
+	*found = SPI_processed == 1;
+	if (*found)
+		c = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 1, &isnull));
+	return c;
+}
+
+/*
+ * Compact h's history up to `since` (at most the collection's since).  With
+ * wait = false, gives up (returns false) instead of waiting for a lock.
+ */
+static bool
+compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
+{
+	Relation	rel;
+	TupleDesc	desc;
+	StringInfoData cols;
+	StringInfoData sel;
+	StringInfoData grp;
+	StringInfoData img;
+	StringInfoData sql;
+	char	   *qhist;
+	SPIPlanPtr	plan;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(since)};
+	Oid			save_user;
+	int			save_sec;
+	int64		compacted;
+	bool		found;
+	bool		isnull;
+
+	memset(res, 0, sizeof(*res));
+
+	/* One compaction of a history at a time; writers are not affected. */
+	if (wait)
+		LockRelationOid(h->histid, ShareUpdateExclusiveLock);
+	else if (!ConditionalLockRelationOid(h->histid, ShareUpdateExclusiveLock))
+		return false;
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(h->histid)))
+		return false;			/* dropped meanwhile */
+	/* The relation's columns must not change under us. */
+	if (wait)
+		rel = table_open(h->relid, AccessShareLock);
+	else
+	{
+		if (!ConditionalLockRelationOid(h->relid, AccessShareLock))
+			return false;
+		rel = try_table_open(h->relid, NoLock);
+		if (rel == NULL)
+			return false;
+	}
+	desc = RelationGetDescr(rel);
+
+	mzcoord_become_owner(h->owner, &save_user, &save_sec);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	compacted = read_compacted(h->gid, &found);
+	res->frontier = compacted;
+	if (!found || since <= compacted)
+	{
+		SPI_finish();
+		mzcoord_restore_user(save_user, save_sec);
+		table_close(rel, NoLock);
+		return true;
+	}
+
+	initStringInfo(&cols);
+	initStringInfo(&sel);
+	initStringInfo(&grp);
+	initStringInfo(&img);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		char		name[NAMEDATALEN];
+
+		if (att->attisdropped)
+			continue;
+		snprintf(name, sizeof(name), "c%d", att->attnum);
+		appendStringInfo(&cols, "%s, ", name);
+		if (groups_by_value(att->atttypid, att->attcollation))
+		{
+			appendStringInfo(&sel, "%s, ", name);
+			appendStringInfo(&grp, "%s%s", grp.len ? ", " : "", name);
+		}
+		else
+		{
+			appendStringInfo(&sel, "mzcoord._any(%s) AS %s, ", name, name);
+			appendStringInfo(&img, "%s%s", img.len ? ", " : "", name);
+		}
+	}
+	if (img.len > 0)
+		appendStringInfo(&grp, "%smzcoord._row_image(%s)", grp.len ? ", " : "",
+						 img.data);
+	if (grp.len == 0)
+		appendStringInfoString(&grp, "()");
+
+	qhist = quote_qualified_identifier(get_namespace_name(get_rel_namespace(h->histid)),
+									   get_rel_name(h->histid));
+	initStringInfo(&sql);
+	appendStringInfo(&sql,
+					 "WITH moved AS ("
+					 "  DELETE FROM %s WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.<) $1"
+					 "  RETURNING %s" MZC_HISTORY_DIFF "),"
+					 " merged AS ("
+					 "  SELECT %spg_catalog.sum(" MZC_HISTORY_DIFF ") AS " MZC_HISTORY_DIFF
+					 "    FROM moved GROUP BY %s),"
+					 " written AS ("
+					 "  INSERT INTO %s (%s" MZC_HISTORY_TS ", " MZC_HISTORY_DIFF ")"
+					 "  SELECT %s$1, " MZC_HISTORY_DIFF "::pg_catalog.int8 FROM merged"
+					 "   WHERE " MZC_HISTORY_DIFF " OPERATOR(pg_catalog.<>) 0"
+					 "  RETURNING 1)"
+					 " SELECT (SELECT pg_catalog.count(*) FROM moved),"
+					 "        (SELECT pg_catalog.count(*) FROM written)",
+					 qhist, cols.data, sel.data, grp.data, qhist, cols.data,
+					 cols.data);
+	plan = SPI_prepare(sql.data, 1, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the compaction of %s: %s", qhist,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, false, true, 0) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not compact %s", qhist);
+	res->rows_in = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+											   SPI_tuptable->tupdesc, 1, &isnull));
+	res->rows_out = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+												SPI_tuptable->tupdesc, 2, &isnull));
+
+	{
+		Oid			a2[3] = {TEXTOID, INT8OID, INT8OID};
+		Datum		v2[3];
+
+		v2[0] = CStringGetTextDatum(psprintf("u" INT64_FORMAT, h->gid));
+		v2[1] = Int64GetDatum(since);
+		v2[2] = Int64GetDatum(res->rows_out);
+		plan = SPI_prepare("UPDATE mzcoord.storage"
+						   "   SET compacted = $2, compacted_rows = $3,"
+						   "       compacted_at = pg_catalog.now(),"
+						   "       compactions = compactions OPERATOR(pg_catalog.+) 1"
+						   " WHERE global_id OPERATOR(pg_catalog.=) $1", 3, a2);
+		if (plan == NULL ||
+			SPI_execute_snapshot(plan, v2, NULL, GetLatestSnapshot(),
+								 InvalidSnapshot, false, true, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not record the compaction of %s", qhist);
+	}
+	SPI_finish();
+	mzcoord_restore_user(save_user, save_sec);
+	table_close(rel, NoLock);
+
+	res->frontier = since;
+	res->compacted = true;
+	return true;
+}
+
+/*
+ * SQL: mzcoord.compact(rel regclass, OUT compacted bigint, OUT rows_in bigint,
+ *		OUT rows_out bigint) RETURNS record
+ *
+ * Compacts the history of a table or source up to its current since now.
+ */
+Datum
+mzcoord_compact(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	MzcHistory *h;
+	MzcCollectionInfo info;
+	MzcCompaction res;
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("relation must not be null")));
+	relid = PG_GETARG_OID(0);
+	if (!OidIsValid(get_rel_relkind(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+	h = mzcoord_history_lookup(relid, false);
+	if (!mzcoord_ctl_lookup_rel(relid, &info))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("collection of \"%s\" is not published yet", get_rel_name(relid)),
+				 errhint("Commit the transaction that created it first.")));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	if (!info.since.empty)
+		(void) compact_history(h, info.since.ts, true, &res);
+	else
+		memset(&res, 0, sizeof(res));
+	values[0] = Int64GetDatum(res.frontier);
+	values[1] = Int64GetDatum(res.rows_in);
+	values[2] = Int64GetDatum(res.rows_out);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
+													  values, nulls)));
+}
+
+/* ----------------------------------------------------------------
+ * The coordinator's step
+ * ----------------------------------------------------------------
+ */
+
+/* What the coordinator remembers of a history between ticks. */
+typedef struct MzcCompactState
+{
+	int64		gid;			/* hash key */
+	bool		known;			/* has a history */
+	Oid			relid;
+	Oid			histid;
+	Oid			tsidx;
+	int64		compacted;
+	int64		base;			/* rows the last compaction left */
+	TimestampTz compacted_at;
+	TimestampTz retry_after;
+} MzcCompactState;
+
+static HTAB *compact_states = NULL;
+static MemoryContext compact_cxt = NULL;
+static int	scan_pos = 0;
+
+static void
+reset_states(void)
+{
+	HASHCTL		ctl;
+
+	if (compact_states != NULL)
+		hash_destroy(compact_states);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = sizeof(MzcCompactState);
+	ctl.hcxt = TopMemoryContext;
+	compact_states = hash_create("mzcoord compaction states", 256, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/* Same test as the tick's: the extension is there and not being changed. */
+static bool
+extension_ready(void)
+{
+	Oid			extoid;
+
+	if (RecoveryInProgress())
+		return false;
+	extoid = get_extension_oid("mzcoord", true);
+	if (!OidIsValid(extoid))
+		return false;
+	if (!ConditionalLockDatabaseObject(ExtensionRelationId, extoid, 0,
+									   AccessShareLock))
+		return false;
+	return get_extension_oid("mzcoord", true) == extoid;
+}
+
+/* Load the storage rows of the given collections into compact_states. */
+static void
+load_states(int64 *gids, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * n);
+	Oid			argtypes[1] = {TEXTARRAYOID};
+	Datum		values[1];
+
+	for (int i = 0; i < n; i++)
+	{
+		bool		found;
+		MzcCompactState *st = hash_search(compact_states, &gids[i], HASH_ENTER, &found);
+
+		st->known = false;
+		elems[i] = CStringGetTextDatum(psprintf("u" INT64_FORMAT, gids[i]));
+	}
+	values[0] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
+												TYPALIGN_INT));
+	if (SPI_execute_with_args("SELECT s.global_id, s.relation::oid, s.history::oid,"
+							  "       s.compacted, s.compacted_rows, s.compacted_at"
+							  "  FROM mzcoord.storage s"
+							  " WHERE s.global_id OPERATOR(pg_catalog.=) ANY ($1)",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read mzcoord.storage");
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		int64		gid;
+		bool		isnull;
+		MzcCompactState *st;
+		char		idxname[NAMEDATALEN];
+
+		if (!mzcoord_parse_gid(SPI_getvalue(tup, desc, 1), &gid))
+			continue;
+		st = hash_search(compact_states, &gid, HASH_FIND, NULL);
+		if (st == NULL)
+			continue;
+		st->relid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
+		st->histid = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
+		st->compacted = DatumGetInt64(SPI_getbinval(tup, desc, 4, &isnull));
+		st->base = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
+		st->compacted_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 6, &isnull));
+		snprintf(idxname, sizeof(idxname), "history_u" INT64_FORMAT "_ts", gid);
+		st->tsidx = get_relname_relid(idxname, get_rel_namespace(st->histid));
+		st->known = OidIsValid(st->tsidx);
+		st->retry_after = 0;
+	}
+}
+
+/*
+ * How many updates (at most limit) lie strictly between lo and hi in a
+ * history, through its ts index and a fresh snapshot.
+ */
+static int64
+count_between(Oid histid, Oid tsidx, int64 lo, int64 hi, int64 limit)
+{
+	Relation	hrel;
+	Relation	idx;
+	Snapshot	snapshot;
+	IndexScanDesc scan;
+	ScanKeyData keys[2];
+	TupleTableSlot *slot;
+	int64		n = 0;
+
+	if (!ConditionalLockRelationOid(histid, AccessShareLock))
+		return 0;
+	hrel = try_table_open(histid, NoLock);
+	if (hrel == NULL)
+		return 0;
+	idx = index_open(tsidx, AccessShareLock);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	slot = table_slot_create(hrel, NULL);
+	ScanKeyInit(&keys[0], 1, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(lo));
+	ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT, Int64GetDatum(hi));
+	scan = index_beginscan(hrel, idx, snapshot, 2, 0);
+	index_rescan(scan, keys, 2, NULL, 0);
+	while (n < limit && index_getnext_slot(scan, ForwardScanDirection, slot))
+		n++;
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	UnregisterSnapshot(snapshot);
+	index_close(idx, AccessShareLock);
+	table_close(hrel, AccessShareLock);
+	return n;
+}
+
+/* Is the collection due for compaction up to since? (see the file header) */
+static bool
+compaction_due(MzcCompactState *st, int64 since, TimestampTz now)
+{
+	int64		quarter = st->base / MZC_COMPACT_RATIO_DIVISOR;
+	int64		limit = Max(quarter, 1);
+	int64		n;
+	int64		age_ms = (now - st->compacted_at) / 1000;
+
+	if (since <= st->compacted || now < st->retry_after)
+		return false;
+	n = count_between(st->histid, st->tsidx, st->compacted, since, limit);
+	if (n == 0)
+		return false;
+	if (n >= limit)
+		return true;
+	return age_ms >= Max(MZC_COMPACT_MIN_AGE_MS, st->base * MZC_COMPACT_MS_PER_ROW);
+}
+
+/* Compact one collection in its own transaction; errors are logged. */
+static void
+compact_one(MzcCompactState *st, int64 since)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	MzcCompaction res;
+	bool		ok = false;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, "mzcoord compaction");
+	if (!extension_ready())
+	{
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		MemoryContextSwitchTo(oldcxt);
+		return;
+	}
+
+	BeginInternalSubTransaction(NULL);
+	PG_TRY();
+	{
+		MzcHistory *h = mzcoord_history_lookup(st->relid, true);
+
+		if (h != NULL && h->histid == st->histid && h->gid == st->gid)
+		{
+			ok = compact_history(h, since, false, &res);
+			if (ok)
+			{
+				st->compacted = res.frontier;
+				if (res.compacted)
+				{
+					st->base = res.rows_out;
+					st->compacted_at = GetCurrentTimestamp();
+				}
+			}
+		}
+		else
+			st->known = false;
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+			ReThrowError(edata);
+		ereport(WARNING,
+				(errmsg("mzcoord: could not compact the history of collection u" INT64_FORMAT ": %s",
+						st->gid, edata->message),
+				 errdetail("Compaction of this collection is retried in %d seconds.",
+						   MZC_COMPACT_RETRY_MS / 1000)));
+		st->retry_after = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													  MZC_COMPACT_RETRY_MS);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(oldcxt);
+	pgstat_report_stat(false);
+}
+
+/*
+ * The coordinator's compaction step, after its tick committed (outside a
+ * transaction).
+ */
+void
+mzcoord_storage_tick(void)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	MzcCollectionInfo *infos;
+	int			n;
+	int			nwin;
+	int64	   *missing;
+	int			nmissing = 0;
+	int64	   *due_gid;
+	int64	   *due_since;
+	int			ndue = 0;
+	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz deadline = TimestampTzPlusMilliseconds(start,
+													   Max(mzcoord_tick_interval / 2, 20));
+
+	if (compact_cxt == NULL)
+	{
+		compact_cxt = AllocSetContextCreate(TopMemoryContext, "mzcoord compaction",
+											ALLOCSET_DEFAULT_SIZES);
+		reset_states();
+	}
+	MemoryContextReset(compact_cxt);
+	MemoryContextSwitchTo(compact_cxt);
+
+	n = mzcoord_ctl_list_collections(&infos);
+	if (n == 0)
+	{
+		MemoryContextSwitchTo(oldcxt);
+		return;
+	}
+	if (scan_pos >= n)
+	{
+		/* A new round: forget what we knew, stale entries included. */
+		scan_pos = 0;
+		reset_states();
+	}
+	nwin = Min(MZC_COMPACT_SCAN, n - scan_pos);
+	missing = palloc(sizeof(int64) * nwin);
+	due_gid = palloc(sizeof(int64) * nwin);
+	due_since = palloc(sizeof(int64) * nwin);
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	MemoryContextSwitchTo(compact_cxt);
+	if (!extension_ready())
+	{
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		MemoryContextSwitchTo(oldcxt);
+		return;
+	}
+	for (int i = scan_pos; i < scan_pos + nwin; i++)
+	{
+		MzcCollectionInfo *c = &infos[i];
+
+		if ((c->kind == MZC_KIND_TABLE || c->kind == MZC_KIND_SOURCE) &&
+			hash_search(compact_states, &c->gid, HASH_FIND, NULL) == NULL)
+			missing[nmissing++] = c->gid;
+	}
+	if (nmissing > 0)
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		load_states(missing, nmissing);
+		SPI_finish();
+	}
+	for (int i = scan_pos; i < scan_pos + nwin; i++)
+	{
+		MzcCollectionInfo *c = &infos[i];
+		MzcCompactState *st;
+
+		if (c->kind != MZC_KIND_TABLE && c->kind != MZC_KIND_SOURCE)
+			continue;
+		if (c->since.empty)
+			continue;
+		st = hash_search(compact_states, &c->gid, HASH_FIND, NULL);
+		if (st == NULL || !st->known)
+			continue;
+		if (compaction_due(st, c->since.ts, start))
+		{
+			due_gid[ndue] = c->gid;
+			due_since[ndue] = c->since.ts;
+			ndue++;
+		}
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(compact_cxt);
+	scan_pos += nwin;
+
+	for (int i = 0; i < ndue; i++)
+	{
+		MzcCompactState *st = hash_search(compact_states, &due_gid[i], HASH_FIND, NULL);
+
+		if (GetCurrentTimestamp() >= deadline)
+			break;
+		if (st != NULL)
+			compact_one(st, due_since[i]);
+		MemoryContextSwitchTo(compact_cxt);
+	}
+	pgstat_report_activity(STATE_IDLE, NULL);
+	MemoryContextSwitchTo(oldcxt);
+}

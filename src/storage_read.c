@@ -1,0 +1,302 @@
+/*-------------------------------------------------------------------------
+ *
+ * storage_read.c
+ *	  Reading a history as of a time: mzcoord.read_at().
+ *
+ * The contents at time t are the updates with ts <= t, consolidated: each
+ * row with the sum of its diffs, shown that many times.  Reading does not
+ * group the whole history.  Insertions only add rows; only retractions can
+ * cancel anything, and they are few next to the rows (an UPDATE or DELETE
+ * makes one per row, compaction leaves none below the since).  So a read:
+ *
+ *	1. collects the retractions at or before t, through a partial index on
+ *	   ts of the rows with diff < 0, into a multiset keyed by row image;
+ *	2. scans the history once; each insertion at or before t is shown as
+ *	   many times as its diff exceeds the retractions of the same row still
+ *	   unmatched.
+ *
+ * Without retractions (an insert-only or fully compacted history) step 2 is
+ * a plain sequential scan.  Memory is proportional to the retractions, not
+ * to the history.  A retraction left unmatched means a row with a negative
+ * count: a corrupt history, reported as such.
+ *
+ * read_at takes a transaction hold at t unless the transaction holds the
+ * relation at t or earlier (a time below the since is refused), waits until
+ * t is complete (t < upper), and only then takes the snapshot it reads with:
+ * everything committed at or before t is visible to it, whatever the
+ * caller's isolation level, and the hold keeps compaction from moving any
+ * of it.
+ *
+ * IDENTIFICATION
+ *	  src/storage_read.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+
+#include "controller.h"
+#include "storage.h"
+
+PG_FUNCTION_INFO_V1(mzcoord_read_at);
+
+/* OID of one of the indexes of a history ("ts" or "retractions"). */
+Oid
+mzcoord_history_index(const MzcHistory *h, const char *suffix)
+{
+	char		name[NAMEDATALEN];
+	Oid			idx;
+
+	snprintf(name, sizeof(name), "history_u" INT64_FORMAT "_%s", h->gid, suffix);
+	idx = get_relname_relid(name, get_rel_namespace(h->histid));
+	if (!OidIsValid(idx))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("index \"%s\" of history \"%s\" is missing",
+						name, get_rel_name(h->histid))));
+	return idx;
+}
+
+/*
+ * Map a history tuple to a row of the relation (a virtual slot of the
+ * relation's descriptor; dropped attributes are null) and return its time
+ * and diff.  The row's values point into hslot.
+ */
+void
+mzcoord_history_to_row(const MzcHistory *h, TupleTableSlot *hslot,
+					   TupleTableSlot *row, int64 *ts, int64 *diff)
+{
+	int			maxatt = Max(h->ts_attno, h->diff_attno);
+
+	for (int i = 0; i < h->natts; i++)
+		if (h->hist_attno[i] > maxatt)
+			maxatt = h->hist_attno[i];
+	slot_getsomeattrs(hslot, maxatt);
+	*ts = DatumGetInt64(hslot->tts_values[h->ts_attno - 1]);
+	*diff = DatumGetInt64(hslot->tts_values[h->diff_attno - 1]);
+
+	ExecClearTuple(row);
+	for (int i = 0; i < h->natts; i++)
+	{
+		AttrNumber	a = h->hist_attno[i];
+
+		if (a == 0)
+		{
+			row->tts_values[i] = (Datum) 0;
+			row->tts_isnull[i] = true;
+		}
+		else
+		{
+			row->tts_values[i] = hslot->tts_values[a - 1];
+			row->tts_isnull[i] = hslot->tts_isnull[a - 1];
+		}
+	}
+	ExecStoreVirtualTuple(row);
+}
+
+/*
+ * Emit the contents of h's history at `upto` with the given snapshot:
+ * emit(arg, row, n) for rows shown n > 0 times (a row may be emitted more
+ * than once).  reldesc is the relation's descriptor.  *negative receives
+ * how many retractions found no row to cancel (0 in a sound history).
+ */
+void
+mzcoord_history_contents(const MzcHistory *h, TupleDesc reldesc,
+						 Snapshot snapshot, int64 upto,
+						 MzcHistoryRowCallback emit, void *arg,
+						 int64 *negative)
+{
+	Relation	hrel = table_open(h->histid, AccessShareLock);
+	Relation	idx = index_open(mzcoord_history_index(h, "retractions"),
+								 AccessShareLock);
+	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
+	TupleTableSlot *row = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
+	MzcRowSet  *retracted = NULL;
+	IndexScanDesc iscan;
+	TableScanDesc scan;
+	ScanKeyData key;
+	int64		ts;
+	int64		diff;
+
+	*negative = 0;
+
+	/* 1. Retractions at or before upto. */
+	ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE,
+				Int64GetDatum(upto));
+	iscan = index_beginscan(hrel, idx, snapshot, 1, 0);
+	index_rescan(iscan, &key, 1, NULL, 0);
+	while (index_getnext_slot(iscan, ForwardScanDirection, hslot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		mzcoord_history_to_row(h, hslot, row, &ts, &diff);
+		if (diff >= 0 || ts > upto)
+			continue;
+		if (retracted == NULL)
+			retracted = mzcoord_rowset_create(reldesc, CurrentMemoryContext);
+		(void) mzcoord_rowset_add(retracted, row->tts_values, row->tts_isnull,
+								  mzcoord_row_hash(reldesc, row->tts_values,
+												   row->tts_isnull),
+								  -diff);
+	}
+	index_endscan(iscan);
+	index_close(idx, AccessShareLock);
+
+	/* 2. Insertions at or before upto, less what the retractions cancel. */
+	scan = table_beginscan(hrel, snapshot, 0, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, hslot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		mzcoord_history_to_row(h, hslot, row, &ts, &diff);
+		if (diff <= 0 || ts > upto)
+			continue;
+		if (retracted != NULL)
+		{
+			MzcRowEntry *e;
+
+			e = mzcoord_rowset_find(retracted, row->tts_values, row->tts_isnull,
+									mzcoord_row_hash(reldesc, row->tts_values,
+													 row->tts_isnull));
+			if (e != NULL && e->count > 0)
+			{
+				int64		m = Min(diff, e->count);
+
+				e->count -= m;
+				diff -= m;
+			}
+		}
+		if (diff > 0)
+			emit(arg, row, diff);
+	}
+	table_endscan(scan);
+
+	if (retracted != NULL)
+	{
+		for (MzcRowEntry *e = retracted->first; e != NULL; e = e->link)
+			*negative += e->count;
+		mzcoord_rowset_destroy(retracted);
+	}
+	ExecDropSingleTupleTableSlot(row);
+	ExecDropSingleTupleTableSlot(hslot);
+	table_close(hrel, AccessShareLock);
+}
+
+/* ----------------------------------------------------------------
+ * SQL: mzcoord.read_at
+ * ----------------------------------------------------------------
+ */
+
+/* The relation whose row type is the type of argument argno. */
+Oid
+mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno, const char *func)
+{
+	Oid			typid = get_fn_expr_argtype(fcinfo->flinfo, argno);
+	Oid			relid = OidIsValid(typid) ? get_typ_typrelid(typid) : InvalidOid;
+
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s needs the row type of a table or source, not type %s",
+						func, OidIsValid(typid) ? format_type_be(typid) : "unknown"),
+				 errhint("Pass a null of the relation's row type, for example NULL::my_table.")));
+	return relid;
+}
+
+typedef struct ReadAtState
+{
+	Tuplestorestate *store;
+	TupleDesc	desc;
+} ReadAtState;
+
+static void
+read_at_emit(void *arg, TupleTableSlot *row, int64 n)
+{
+	ReadAtState *st = arg;
+
+	for (int64 i = 0; i < n; i++)
+		tuplestore_putvalues(st->store, st->desc, row->tts_values,
+							 row->tts_isnull);
+}
+
+/*
+ * mzcoord.read_at(rel anyelement, at bigint) RETURNS SETOF anyelement
+ */
+Datum
+mzcoord_read_at(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			relid = mzcoord_rowtype_relation(fcinfo, 0, "read_at");
+	int64		at;
+	Relation	rel;
+	MzcHistory *h;
+	AclResult	acl;
+	Snapshot	snapshot;
+	ReadAtState st;
+	int64		negative;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the timestamp to read at must not be null")));
+	at = PG_GETARG_INT64(1);
+	if (at < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timestamp must not be negative: " INT64_FORMAT, at)));
+
+	/* Like a SELECT of the relation: its lock and its privilege. */
+	rel = table_open(relid, AccessShareLock);
+	acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(rel));
+	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot read the history of \"%s\" under row-level security",
+						RelationGetRelationName(rel)),
+				 errdetail("The history does not apply the row security policies of the table.")));
+	h = mzcoord_history_lookup(relid, false);
+
+	/* Hold, wait until complete, and only then take the snapshot. */
+	mzcoord_ctl_hold_for_read(relid, at);
+	mzcoord_ctl_wait_complete(relid, at);
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	st.store = rsinfo->setResult;
+	st.desc = rsinfo->setDesc;
+	if (st.desc->natts != RelationGetDescr(rel)->natts)
+		elog(ERROR, "read_at: the row type of \"%s\" does not match its relation",
+			 RelationGetRelationName(rel));
+
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	mzcoord_history_contents(h, RelationGetDescr(rel), snapshot, at,
+							 read_at_emit, &st, &negative);
+	UnregisterSnapshot(snapshot);
+
+	if (negative > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("history of \"%s\" retracts rows it does not have at timestamp " INT64_FORMAT,
+						RelationGetRelationName(rel), at),
+				 errdetail("%lld retractions have no matching row.",
+						   (long long) negative)));
+
+	table_close(rel, NoLock);
+	return (Datum) 0;
+}

@@ -1,0 +1,657 @@
+/*-------------------------------------------------------------------------
+ *
+ * storage_source.c
+ *	  Sources: timestamped appends, explicit upper advances, and the source
+ *	  relation that shows the contents at the latest complete time.
+ *
+ * A source is fed by batches of insertions and retractions at explicit
+ * times at or after its upper (mzcoord.append), and made complete up to a
+ * time by advancing its upper (mzcoord.advance_upper).  Both lock the
+ * source's relation in SHARE ROW EXCLUSIVE mode, which conflicts with itself
+ * and with every write, so appenders and advancers of one source queue up
+ * while its readers go on; they check the upper only once they hold the
+ * lock.  The upper is read from mzcoord.collections with a fresh snapshot
+ * (the previous holder of the lock has committed), and an advance writes it
+ * there in the same transaction as the data, so a crash can never keep data
+ * and lose the upper that made it complete, or the reverse.  The advance is
+ * also staged for the controller, which publishes it at commit.
+ *
+ * When the upper advances from u to u', the updates in [u, u') are applied
+ * to the source's relation, which then shows the contents at u' - 1.  They
+ * are checked time by time first: a retraction of a row the source does not
+ * have at that time is refused and nothing changes; appending the missing
+ * insertions (at a time that is still open) repairs it.  The relation is
+ * otherwise read-only: an internal trigger refuses direct writes.
+ *
+ * IDENTIFICATION
+ *	  src/storage_source.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "controller.h"
+#include "storage.h"
+
+PG_FUNCTION_INFO_V1(mzcoord_append);
+PG_FUNCTION_INFO_V1(mzcoord_advance_upper);
+PG_FUNCTION_INFO_V1(mzcoord_source_guard);
+
+/* The source relation this backend is applying updates to, if any. */
+static Oid	applying_relid = InvalidOid;
+
+bool
+mzcoord_applying_source(Oid relid)
+{
+	return OidIsValid(relid) && relid == applying_relid;
+}
+
+/*
+ * Trigger function mzcoord._source_guard(): a source's relation changes only
+ * when its upper advances.
+ */
+Datum
+mzcoord_source_guard(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("mzcoord._source_guard() must be called as a trigger")));
+	if (mzcoord_applying_source(RelationGetRelid(td->tg_relation)))
+		return PointerGetDatum(NULL);
+	ereport(ERROR,
+			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+			 errmsg("cannot change source \"%s\" directly",
+					RelationGetRelationName(td->tg_relation)),
+			 errdetail("The relation of a source shows its contents at its latest complete time."),
+			 errhint("Append updates with mzcoord.append() and complete them with mzcoord.advance_upper().")));
+	return PointerGetDatum(NULL);
+}
+
+/* ----------------------------------------------------------------
+ * Helpers
+ * ----------------------------------------------------------------
+ */
+
+/* The history of a source, or 42809. */
+static MzcHistory *
+source_history(Oid relid)
+{
+	MzcHistory *h = mzcoord_history_lookup(relid, true);
+
+	if (h == NULL || h->kind != MZC_KIND_SOURCE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an mzcoord source", get_rel_name(relid)),
+				 h != NULL ? errhint("Tables are written with INSERT, UPDATE and DELETE.") :
+				 errhint("Create a source with mzcoord.create_source().")));
+	return h;
+}
+
+static void
+require_privilege(Oid relid, AclMode mode)
+{
+	AclResult	acl = pg_class_aclcheck(relid, GetUserId(), mode);
+
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_TABLE, get_rel_name(relid));
+}
+
+/*
+ * The source's upper: what mzcoord.collections says with a fresh snapshot
+ * (the source is locked, so it is the upper of the last advance that
+ * committed, or of this transaction's own), never less than the
+ * controller's.  Raises 22023 if the source is sealed.
+ */
+static int64
+source_upper(const MzcHistory *h)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	SPIPlanPtr	plan;
+	int			ret;
+	bool		isnull = true;
+	int64		upper = 0;
+	MzcCollectionInfo info;
+
+	values[0] = CStringGetTextDatum(psprintf("u" INT64_FORMAT, h->gid));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = SPI_prepare("SELECT upper FROM mzcoord.collections"
+					   " WHERE global_id OPERATOR(pg_catalog.=) $1",
+					   1, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the upper lookup");
+	ret = SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
+							   InvalidSnapshot, true, false, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read the upper of a source: %s",
+			 SPI_result_code_string(ret));
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("source \"%s\" has no collection", get_rel_name(h->relid))));
+	upper = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+
+	if (mzcoord_ctl_lookup_gid(h->gid, &info))
+	{
+		if (info.upper.empty)
+			isnull = true;
+		else if (!isnull)
+			upper = Max(upper, info.upper.ts);
+	}
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source \"%s\" is sealed", get_rel_name(h->relid)),
+				 errdetail("Its upper is the empty frontier: it takes no more updates.")));
+	return upper;
+}
+
+/* A row as text, "(v1,v2,...)", for messages. */
+static char *
+row_text(TupleDesc desc, Datum *values, bool *isnull)
+{
+	StringInfoData buf;
+	bool		first = true;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '(');
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		Oid			out;
+		bool		varlena;
+
+		if (att->attisdropped)
+			continue;
+		if (!first)
+			appendStringInfoChar(&buf, ',');
+		first = false;
+		if (isnull[i])
+			continue;
+		getTypeOutputInfo(att->atttypid, &out, &varlena);
+		appendStringInfoString(&buf, OidOutputFunctionCall(out, values[i]));
+	}
+	appendStringInfoChar(&buf, ')');
+	return buf.data;
+}
+
+/* ----------------------------------------------------------------
+ * mzcoord.append
+ * ----------------------------------------------------------------
+ */
+
+/* Add the rows of a composite array to set with diff sign (+1 / -1). */
+static void
+add_array_rows(MzcRowSet *set, ArrayType *arr, TupleDesc desc, int64 sign,
+			   const char *what)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	Datum	   *values = palloc(sizeof(Datum) * Max(desc->natts, 1));
+	bool	   *isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s must be a one-dimensional array", what)));
+	deconstruct_array(arr, ARR_ELEMTYPE(arr), -1, false, TYPALIGN_DOUBLE,
+					  &elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		HeapTupleHeader td;
+		HeapTupleData tuple;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain null rows", what),
+					 errhint("A row whose columns are all null is written ROW(NULL, ...).")));
+		td = DatumGetHeapTupleHeader(elems[i]);
+		tuple.t_len = HeapTupleHeaderGetDatumLength(td);
+		ItemPointerSetInvalid(&tuple.t_self);
+		tuple.t_tableOid = InvalidOid;
+		tuple.t_data = td;
+		heap_deform_tuple(&tuple, desc, values, isnull);
+		(void) mzcoord_rowset_add(set, values, isnull,
+								  mzcoord_row_hash(desc, values, isnull), sign);
+	}
+}
+
+/*
+ * mzcoord.append(source anyelement, at bigint, inserts anyarray
+ *		[, retractions anyarray]) RETURNS void
+ *
+ * Appends a batch of updates to a source at time `at`, which must not be
+ * below its upper: every row of inserts once more, every row of retractions
+ * once less.  Identical rows are consolidated.  The updates become visible
+ * (to read_at and in the source's relation) once the upper passes `at`.
+ */
+Datum
+mzcoord_append(PG_FUNCTION_ARGS)
+{
+	Oid			relid = mzcoord_rowtype_relation(fcinfo, 0, "append");
+	ArrayType  *inserts = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
+	ArrayType  *retractions = (PG_NARGS() < 4 || PG_ARGISNULL(3)) ? NULL :
+		PG_GETARG_ARRAYTYPE_P(3);
+	int64		at;
+	int64		upper;
+	MzcHistory *h;
+	Relation	rel;
+	MzcRowSet  *set;
+	MzcHistoryWriter writer;
+	TupleTableSlot *slot;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the timestamp to append at must not be null")));
+	at = PG_GETARG_INT64(1);
+	if (at < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timestamp must not be negative: " INT64_FORMAT, at)));
+
+	h = source_history(relid);
+	require_privilege(relid, ACL_INSERT);
+	if (retractions != NULL && ArrayGetNItems(ARR_NDIM(retractions), ARR_DIMS(retractions)) > 0)
+		require_privilege(relid, ACL_DELETE);
+
+	/* Validate and consolidate the batch before anything is locked. */
+	rel = table_open(relid, AccessShareLock);
+	set = mzcoord_rowset_create(RelationGetDescr(rel), CurrentMemoryContext);
+	if (inserts != NULL)
+		add_array_rows(set, inserts, RelationGetDescr(rel), 1, "inserts");
+	if (retractions != NULL)
+		add_array_rows(set, retractions, RelationGetDescr(rel), -1, "retractions");
+
+	/* One appender or advancer at a time; then the upper cannot move. */
+	LockRelationOid(relid, ShareRowExclusiveLock);
+	upper = source_upper(h);
+	if (at < upper)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot append to source \"%s\" at timestamp " INT64_FORMAT,
+						RelationGetRelationName(rel), at),
+				 errdetail("Its upper is " INT64_FORMAT ": every time before it is complete.",
+						   upper),
+				 errhint("Append at a time at or after the upper.")));
+
+	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);
+	mzcoord_history_writer_begin(&writer, h, set->nentries > 1000);
+	for (MzcRowEntry *e = set->first; e != NULL; e = e->link)
+	{
+		if (e->count == 0)
+			continue;
+		ExecClearTuple(slot);
+		memcpy(slot->tts_values, e->values, sizeof(Datum) * slot->tts_tupleDescriptor->natts);
+		memcpy(slot->tts_isnull, e->isnull, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+		ExecStoreVirtualTuple(slot);
+		mzcoord_history_writer_add(&writer, slot, at, e->count);
+	}
+	mzcoord_history_writer_end(&writer);
+	ExecDropSingleTupleTableSlot(slot);
+	mzcoord_rowset_destroy(set);
+
+	table_close(rel, NoLock);
+	PG_RETURN_VOID();
+}
+
+/* ----------------------------------------------------------------
+ * mzcoord.advance_upper
+ * ----------------------------------------------------------------
+ */
+
+/* What the window of an advance knows about one row. */
+typedef struct WindowRow
+{
+	int64		minprefix;		/* least running count at a time boundary */
+	int64		mints;			/* the time of that least count */
+	int64		base;			/* copies the relation has now */
+	int64		ntids;
+	ItemPointerData *tids;		/* copies to delete */
+} WindowRow;
+
+static void
+close_time(List *touched, int64 ts)
+{
+	ListCell   *lc;
+
+	foreach(lc, touched)
+	{
+		MzcRowEntry *e = lfirst(lc);
+		WindowRow  *w = e->extra;
+
+		if (e->count < w->minprefix)
+		{
+			w->minprefix = e->count;
+			w->mints = ts;
+		}
+	}
+}
+
+static SPIPlanPtr
+prepare_or_fail(const char *sql, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+	if (plan == NULL)
+		elog(ERROR, "could not prepare \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	return plan;
+}
+
+/*
+ * Apply the updates of h with from <= ts < upto to the source's relation
+ * (locked by the caller), after checking that no row goes negative at any
+ * time.
+ */
+static void
+apply_window(const MzcHistory *h, Relation rel, int64 from, int64 upto)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	Relation	hrel = table_open(h->histid, AccessShareLock);
+	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
+	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
+	TupleTableSlot *row = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	MzcRowSet  *set = mzcoord_rowset_create(desc, CurrentMemoryContext);
+	IndexScanDesc scan;
+	ScanKeyData keys[2];
+	List	   *touched = NIL;
+	int64		cur = -1;
+	int64		ts;
+	int64		diff;
+	bool		need_base = false;
+	Datum	   *ins;
+	int			nins = 0;
+	int			maxins = 16;
+	ItemPointerData *dels;
+	int			ndels = 0;
+	int			maxdels = 16;
+
+	/* The window's updates in time order. */
+	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(from));
+	ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT,
+				Int64GetDatum(upto));
+	scan = index_beginscan(hrel, idx, snapshot, 2, 0);
+	index_rescan(scan, keys, 2, NULL, 0);
+	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
+	{
+		MzcRowEntry *e;
+
+		CHECK_FOR_INTERRUPTS();
+		mzcoord_history_to_row(h, hslot, row, &ts, &diff);
+		if (ts < from || ts >= upto)
+			continue;
+		if (ts != cur)
+		{
+			close_time(touched, cur);
+			list_free(touched);
+			touched = NIL;
+			cur = ts;
+		}
+		e = mzcoord_rowset_add(set, row->tts_values, row->tts_isnull,
+							   mzcoord_row_hash(desc, row->tts_values, row->tts_isnull),
+							   diff);
+		if (e->extra == NULL)
+			e->extra = palloc0(sizeof(WindowRow));
+		touched = lappend(touched, e);
+	}
+	close_time(touched, cur);
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+	ExecDropSingleTupleTableSlot(hslot);
+	table_close(hrel, AccessShareLock);
+
+	for (MzcRowEntry *e = set->first; e != NULL; e = e->link)
+		need_base |= ((WindowRow *) e->extra)->minprefix < 0;
+
+	/* Rows that are retracted: how many copies the relation has, and where. */
+	if (need_base)
+	{
+		TupleTableSlot *rslot = table_slot_create(rel, NULL);
+		TableScanDesc rscan = table_beginscan(rel, snapshot, 0, NULL);
+
+		while (table_scan_getnextslot(rscan, ForwardScanDirection, rslot))
+		{
+			MzcRowEntry *e;
+			WindowRow  *w;
+
+			CHECK_FOR_INTERRUPTS();
+			slot_getallattrs(rslot);
+			e = mzcoord_rowset_find(set, rslot->tts_values, rslot->tts_isnull,
+									mzcoord_row_hash(desc, rslot->tts_values,
+													 rslot->tts_isnull));
+			if (e == NULL)
+				continue;
+			w = e->extra;
+			w->base++;
+			if (e->count < 0 && w->ntids < -e->count)
+			{
+				if (w->tids == NULL)
+					w->tids = palloc(sizeof(ItemPointerData) * (-e->count));
+				w->tids[w->ntids++] = rslot->tts_tid;
+			}
+		}
+		table_endscan(rscan);
+		ExecDropSingleTupleTableSlot(rslot);
+	}
+
+	/* Nothing may go below zero at any time of the window. */
+	for (MzcRowEntry *e = set->first; e != NULL; e = e->link)
+	{
+		WindowRow  *w = e->extra;
+
+		if (w->base + w->minprefix < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot advance the upper of source \"%s\" to " INT64_FORMAT,
+							RelationGetRelationName(rel), upto),
+					 errdetail("At timestamp " INT64_FORMAT " its updates would leave row %s with count %lld.",
+							   w->mints, row_text(desc, e->values, e->isnull),
+							   (long long) (w->base + w->minprefix)),
+					 errhint("Append the missing insertions at or before that time, or advance the upper to an earlier time.")));
+	}
+
+	/* Apply: delete what the window retracts, insert what it adds. */
+	ins = palloc(sizeof(Datum) * maxins);
+	dels = palloc(sizeof(ItemPointerData) * maxdels);
+	for (MzcRowEntry *e = set->first; e != NULL; e = e->link)
+	{
+		WindowRow  *w = e->extra;
+
+		if (e->count < 0)
+		{
+			for (int64 i = 0; i < -e->count; i++)
+			{
+				if (ndels == maxdels)
+				{
+					maxdels *= 2;
+					dels = repalloc(dels, sizeof(ItemPointerData) * maxdels);
+				}
+				dels[ndels++] = w->tids[i];
+			}
+		}
+		else if (e->count > 0)
+		{
+			HeapTuple	tup = heap_form_tuple(desc, e->values, e->isnull);
+			Datum		d = heap_copy_tuple_as_datum(tup, desc);
+
+			for (int64 i = 0; i < e->count; i++)
+			{
+				if (nins == maxins)
+				{
+					maxins *= 2;
+					ins = repalloc(ins, sizeof(Datum) * maxins);
+				}
+				ins[nins++] = d;
+			}
+		}
+	}
+
+	if (ndels > 0 || nins > 0)
+	{
+		char	   *qrel = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+													  RelationGetRelationName(rel));
+		Oid			save_user;
+		int			save_sec;
+
+		mzcoord_become_owner(h->owner, &save_user, &save_sec);
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		applying_relid = RelationGetRelid(rel);
+		PG_TRY();
+		{
+			if (ndels > 0)
+			{
+				Oid			argtypes[1] = {TIDARRAYOID};
+				Datum		values[1];
+				SPIPlanPtr	plan;
+				Datum	   *tids = palloc(sizeof(Datum) * ndels);
+
+				for (int i = 0; i < ndels; i++)
+					tids[i] = PointerGetDatum(&dels[i]);
+				values[0] = PointerGetDatum(construct_array(tids, ndels, TIDOID,
+															sizeof(ItemPointerData),
+															false, TYPALIGN_SHORT));
+				plan = prepare_or_fail(psprintf("DELETE FROM %s WHERE ctid OPERATOR(pg_catalog.=) ANY ($1)",
+												qrel), 1, argtypes);
+				if (SPI_execute_snapshot(plan, values, NULL, snapshot,
+										 InvalidSnapshot, false, true, 0) != SPI_OK_DELETE ||
+					SPI_processed != (uint64) ndels)
+					elog(ERROR, "could not apply the retractions of source \"%s\"",
+						 RelationGetRelationName(rel));
+			}
+			if (nins > 0)
+			{
+				Oid			rowtype = RelationGetForm(rel)->reltype;
+				Oid			argtypes[1] = {get_array_type(rowtype)};
+				Datum		values[1];
+				SPIPlanPtr	plan;
+
+				values[0] = PointerGetDatum(construct_array(ins, nins, rowtype, -1,
+															false, TYPALIGN_DOUBLE));
+				plan = prepare_or_fail(psprintf("INSERT INTO %s SELECT * FROM pg_catalog.unnest($1)",
+												qrel), 1, argtypes);
+				if (SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
+										 InvalidSnapshot, false, true, 0) != SPI_OK_INSERT)
+					elog(ERROR, "could not apply the insertions of source \"%s\"",
+						 RelationGetRelationName(rel));
+			}
+		}
+		PG_FINALLY();
+		{
+			applying_relid = InvalidOid;
+		}
+		PG_END_TRY();
+		SPI_finish();
+		mzcoord_restore_user(save_user, save_sec);
+	}
+
+	mzcoord_rowset_destroy(set);
+	ExecDropSingleTupleTableSlot(row);
+	UnregisterSnapshot(snapshot);
+}
+
+/*
+ * mzcoord.advance_upper(source regclass, upper bigint) RETURNS void
+ *
+ * Makes every time before `upper` complete: the source's updates below it
+ * become readable, and its relation shows the contents at upper - 1.  The
+ * upper only advances; advancing to the current upper does nothing.
+ */
+Datum
+mzcoord_advance_upper(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	int64		upper;
+	int64		current;
+	MzcHistory *h;
+	Relation	rel;
+	Oid			save_user;
+	int			save_sec;
+	Oid			argtypes[2] = {TEXTOID, INT8OID};
+	Datum		values[2];
+	SPIPlanPtr	plan;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("source and upper must not be null")));
+	relid = PG_GETARG_OID(0);
+	upper = PG_GETARG_INT64(1);
+	if (!OidIsValid(get_rel_relkind(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (upper < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("upper must not be negative: " INT64_FORMAT, upper)));
+	h = source_history(relid);
+	require_privilege(relid, ACL_INSERT);
+
+	rel = table_open(relid, ShareRowExclusiveLock);
+	current = source_upper(h);
+	if (upper < current)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot move the upper of source \"%s\" back from " INT64_FORMAT " to " INT64_FORMAT,
+						RelationGetRelationName(rel), current, upper),
+				 errdetail("An upper only advances: the times before it are complete.")));
+	if (upper == current)
+	{
+		table_close(rel, NoLock);
+		PG_RETURN_VOID();
+	}
+
+	apply_window(h, rel, current, upper);
+
+	/* Durable in this transaction, published to the controller at commit. */
+	values[0] = CStringGetTextDatum(psprintf("u" INT64_FORMAT, h->gid));
+	values[1] = Int64GetDatum(upper);
+	mzcoord_become_owner(h->owner, &save_user, &save_sec);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = prepare_or_fail("UPDATE mzcoord.collections SET upper = $2"
+						   " WHERE global_id OPERATOR(pg_catalog.=) $1",
+						   2, argtypes);
+	if (SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, false, true, 0) != SPI_OK_UPDATE ||
+		SPI_processed != 1)
+		elog(ERROR, "could not record the upper of source \"%s\"",
+			 RelationGetRelationName(rel));
+	SPI_finish();
+	mzcoord_restore_user(save_user, save_sec);
+	mzcoord_stage_upper(h->gid, mzc_frontier_at(upper));
+
+	table_close(rel, NoLock);
+	PG_RETURN_VOID();
+}
