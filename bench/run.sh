@@ -102,6 +102,105 @@ bench_b1() {
 }
 
 # --------------------------------------------------------------------------
+# B2: single-row INSERT into a registered table vs an unregistered one
+# --------------------------------------------------------------------------
+bench_b2() {
+	say "B2: single-row INSERT, registered vs unregistered table"
+	sql -c "CREATE TABLE b2r (id bigint, v text); SELECT mzcoord.create_table('b2r');
+	        CREATE TABLE b2u (id bigint, v text)" >/dev/null
+	local mz=$BENCH_DIR/b2_mz.sql base=$BENCH_DIR/b2_base.sql
+	printf "INSERT INTO b2r VALUES (:client_id, 'a short row');\n" >"$mz"
+	printf "INSERT INTO b2u VALUES (:client_id, 'a short row');\n" >"$base"
+	chown "$MZ_USER" "$mz" "$base"
+	for c in 1 8; do
+		for r in $(seq 1 "$ROUNDS"); do
+			record B2 "clients=$c" mzcoord tps "$r" "$(pgbench_tps "$c" "$mz")"
+			record B2 "clients=$c" baseline tps "$r" "$(pgbench_tps "$c" "$base")"
+		done
+	done
+}
+
+# Server-side milliseconds of one statement (run in a DO block).
+time_sql() {
+	local stmt=$1
+	sql <<SQL
+DO \$\$
+DECLARE t0 timestamptz := clock_timestamp();
+BEGIN
+    EXECUTE \$q\$$stmt\$q\$;
+    PERFORM set_config('bench.ms', (extract(epoch FROM clock_timestamp() - t0) * 1000)::text, false);
+END
+\$\$;
+SELECT round(current_setting('bench.ms')::numeric, 3);
+SQL
+}
+
+# --------------------------------------------------------------------------
+# B3: bulk INSERT of BULK rows into a registered table vs an unregistered one
+# --------------------------------------------------------------------------
+bench_b3() {
+	say "B3: bulk INSERT of $BULK rows"
+	local gen="SELECT g, g % 1000, md5(g::text) FROM generate_series(1, $BULK) g"
+	for r in $(seq 1 "$ROUNDS"); do
+		sql -c "DROP TABLE IF EXISTS b3r, b3u;
+		        CREATE TABLE b3r (id bigint, k int, v text); SELECT mzcoord.create_table('b3r');
+		        CREATE TABLE b3u (id bigint, k int, v text)" >/dev/null
+		record B3 "$BULK rows" mzcoord ms "$r" "$(time_sql "INSERT INTO b3r $gen")"
+		record B3 "$BULK rows" baseline ms "$r" "$(time_sql "INSERT INTO b3u $gen")"
+	done
+	sql -c "DROP TABLE b3r, b3u" >/dev/null
+}
+
+# Wait until a registered table's history is compacted up to its since.
+wait_compacted() {
+	local rel=$1
+	for _ in $(seq 1 600); do
+		[ "$(sql -c "SELECT s.compacted >= f.since - 1000 AND f.since > s.compacted - 1000
+		              FROM mzcoord.storage s JOIN mzcoord.frontiers f ON f.relation = s.relation
+		             WHERE s.relation = '$rel'::regclass")" = t ] && return 0
+		sleep 0.2
+	done
+}
+
+# --------------------------------------------------------------------------
+# B4: read_at of a fully compacted table vs SELECT * of the same rows
+# B5: read_at after recent, not yet compacted updates vs SELECT *
+# --------------------------------------------------------------------------
+bench_reads() {
+	local now_read="(SELECT upper - 1 FROM mzcoord.frontiers WHERE relation = 'REL'::regclass)"
+	if want B4; then
+		say "B4: read_at of $READ_ROWS compacted rows vs SELECT *"
+		sql -c "CREATE TABLE b4 (id bigint, k int, v text);
+		        INSERT INTO b4 SELECT g, g % 1000, md5(g::text) FROM generate_series(1, $READ_ROWS) g;
+		        SELECT mzcoord.create_table('b4')" >/dev/null
+		sleep 2
+		sql -c "SELECT mzcoord.compact('b4')" >/dev/null
+		for r in $(seq 1 "$ROUNDS"); do
+			record B4 "$READ_ROWS rows" mzcoord ms "$r" \
+				"$(time_sql "COPY (SELECT * FROM mzcoord.read_at(NULL::b4, ${now_read//REL/b4})) TO '/dev/null'")"
+			record B4 "$READ_ROWS rows" baseline ms "$r" \
+				"$(time_sql "COPY (SELECT * FROM b4) TO '/dev/null'")"
+		done
+	fi
+	if want B5; then
+		say "B5: read_at after $RECENT recent updates vs SELECT *"
+		sql -c "CREATE TABLE b5 (id bigint, k int, v text);
+		        INSERT INTO b5 SELECT g, g % 1000, md5(g::text) FROM generate_series(1, $READ_ROWS) g;
+		        SELECT mzcoord.create_table('b5', '1 hour')" >/dev/null
+		# RECENT single-row updates in batches of 1000 transactions' worth.
+		sql -c "DO \$\$ BEGIN FOR i IN 1..$((RECENT / 1000)) LOOP
+		          UPDATE b5 SET v = 'updated' WHERE id BETWEEN (i - 1) * 1000 + 1 AND i * 1000;
+		          COMMIT; END LOOP; END \$\$" >/dev/null
+		for r in $(seq 1 "$ROUNDS"); do
+			record B5 "$RECENT updates" mzcoord ms "$r" \
+				"$(time_sql "COPY (SELECT * FROM mzcoord.read_at(NULL::b5, ${now_read//REL/b5})) TO '/dev/null'")"
+			record B5 "$RECENT updates" baseline ms "$r" \
+				"$(time_sql "COPY (SELECT * FROM b5) TO '/dev/null'")"
+		done
+	fi
+}
+
+# --------------------------------------------------------------------------
 # B6, B7, B8: the catalog at scale
 # --------------------------------------------------------------------------
 
@@ -274,6 +373,9 @@ start_cluster
 : >"$RAW"
 
 want B1 && bench_b1
+want B2 && bench_b2
+want B3 && bench_b3
+if want B4 || want B5; then bench_reads; fi
 if want B6 || want B7 || want B8; then bench_catalog; fi
 
 report
