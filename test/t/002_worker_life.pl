@@ -3,20 +3,14 @@
 # restart (stop('immediate')).
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use MzcoordTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('life');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'mzcoord'
-mzcoord.database = 'postgres'
-mzcoord.tick_interval = 50
-restart_after_crash = on
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION mzcoord');
+my $node = mzcoord_node('life', create_extension => 1);
 
 sub wait_running
 {

@@ -4,27 +4,19 @@
 # succeeded the functions that need the controller refuse with 57P03.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use MzcoordTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('ctlrestart');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'mzcoord'
-mzcoord.database = 'postgres'
-mzcoord.tick_interval = 50
-restart_after_crash = on
-});
-$node->start;
+my $node = mzcoord_node('ctlrestart', create_extension => 1);
 $node->safe_psql('postgres', q{
-	CREATE EXTENSION mzcoord;
 	CREATE TABLE t1 (a int);
 	CREATE TABLE t2 (a int);
 	CREATE TABLE t3 (a int);
 });
-$node->poll_query_until('postgres', 'SELECT ready FROM mzcoord.controller_status()')
-  or die 'controller not ready';
 $node->safe_psql('postgres', q{
 	SELECT mzcoord.create_table('t1');
 	SELECT mzcoord.create_table('t2', '1 hour');

@@ -2,23 +2,17 @@
 # nothing.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use MzcoordTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('capacity');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'mzcoord'
-mzcoord.database = 'postgres'
-mzcoord.tick_interval = 50
+my $node = mzcoord_node('capacity', create_extension => 1, conf => q{
 mzcoord.max_collections = 16
 mzcoord.max_holds = 64
 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION mzcoord');
-$node->poll_query_until('postgres', 'SELECT ready FROM mzcoord.controller_status()')
-  or die 'controller not ready';
 
 # Sixteen collections fit; the seventeenth does not.
 $node->safe_psql('postgres', join("\n",
