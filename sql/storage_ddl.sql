@@ -92,6 +92,16 @@ SELECT count(*) AS rows_before_own_write
   FROM mzcoord.read_at(NULL::t, (SELECT write_ts - 1 FROM mzcoord.writes_in_flight()
                                   WHERE pid = pg_backend_pid()));
 COMMIT;
+-- INSERT ... ON CONFLICT: updated rows are a retraction and an insertion,
+-- skipped ones nothing.
+CREATE TABLE oc (k int PRIMARY KEY, n int);
+SELECT mzcoord.create_table('oc') IS NOT NULL AS registered;
+INSERT INTO oc VALUES (1, 1), (2, 1);
+INSERT INTO oc VALUES (1, 0), (3, 1) ON CONFLICT (k) DO UPDATE SET n = oc.n + 1;
+INSERT INTO oc VALUES (2, 9) ON CONFLICT DO NOTHING;
+SELECT history::text AS ochist FROM mzcoord.storage WHERE relation = 'oc'::regclass \gset
+SELECT c1 AS k, c2 AS n, diff, dense_rank() OVER (ORDER BY ts) AS t FROM :ochist ORDER BY ts, diff, k;
+SELECT * FROM mzcoord.read_at(NULL::oc, (SELECT max(ts) FROM :ochist)) ORDER BY k;
 -- REPEATABLE READ still reads everything committed at the time it reads.
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT count(*) AS rows_in_snapshot FROM t;

@@ -1,6 +1,6 @@
 --
 -- Data plane: the history of a registered table.  A scripted history with
--- every kind of write (INSERT, UPDATE, DELETE, COPY, TRUNCATE, rolled back
+-- every kind of write (INSERT, UPDATE, DELETE, COPY, TRUNCATE, MERGE, rolled back
 -- and partly rolled back transactions), duplicates, NULLs, wide (toasted)
 -- values and many column types, read back with read_at at every time at
 -- which something happened, and just before.  Then compaction, and the
@@ -123,6 +123,16 @@ SELECT record_step(8, 'truncate');
 INSERT INTO h (id, txt) VALUES (10, 'ten'), (NULL, NULL);
 SELECT record_step(9, 'insert after truncate');
 
+-- 10. MERGE: an update, a delete and an insert in one statement.
+INSERT INTO h (id, txt) VALUES (11, 'eleven');
+SELECT record_step(10, 'insert');
+MERGE INTO h USING (VALUES (10, 'TEN'), (11, NULL), (12, 'twelve')) AS m(id, txt)
+   ON h.id = m.id
+ WHEN MATCHED AND m.txt IS NULL THEN DELETE
+ WHEN MATCHED THEN UPDATE SET txt = m.txt
+ WHEN NOT MATCHED THEN INSERT (id, txt) VALUES (m.id, m.txt);
+SELECT record_step(11, 'merge');
+
 SELECT step, what FROM steps ORDER BY step;
 SELECT count(DISTINCT ts) = count(*) AS one_time_per_step,
        bool_and(ts > prev) AS times_increase
@@ -153,7 +163,7 @@ SELECT s.step, p.missing AS missing_just_before, p.extra AS extra_just_before
 SELECT count(*) AS rows_between_steps_1_and_2
   FROM mzcoord.read_at(NULL::h, (SELECT (a.ts + b.ts) / 2 FROM steps a, steps b
                                   WHERE a.step = 1 AND b.step = 2));
-SELECT (SELECT missing + extra FROM diff_at(9, (SELECT upper - 1 FROM mzcoord.frontiers
+SELECT (SELECT missing + extra FROM diff_at(11, (SELECT upper - 1 FROM mzcoord.frontiers
                                                WHERE relation = 'h'::regclass)))
        AS differences_at_latest_time;
 
@@ -182,7 +192,7 @@ SELECT * FROM mzcoord.check_consistency();
 -- ---------------------------------------------------------------------
 SELECT mzcoord.set_retain_history('h', '1 second');
 SELECT wait_until(format($$SELECT compacted > %s FROM mzcoord.storage WHERE relation = 'sh.h'::regclass$$,
-                         (SELECT ts FROM steps WHERE step = 9)));
+                         (SELECT ts FROM steps WHERE step = 11)));
 SELECT count(DISTINCT ts) AS times, bool_and(diff > 0) AS all_insertions,
        count(*) AS rows, sum(diff) AS total
   FROM :hist;
@@ -196,7 +206,7 @@ SELECT (SELECT compacted FROM mzcoord.storage WHERE relation = 'h'::regclass)
 
 -- Reads at times the since still allows return the same as before; the
 -- older ones are refused.
-SELECT (SELECT missing + extra FROM diff_at(9, (SELECT since FROM mzcoord.frontiers
+SELECT (SELECT missing + extra FROM diff_at(11, (SELECT since FROM mzcoord.frontiers
                                                WHERE relation = 'h'::regclass)))
        AS differences_at_since;
 SELECT try(format('SELECT count(*) FROM mzcoord.read_at(NULL::sh.h, %s)',
@@ -207,7 +217,7 @@ SELECT rows_in, rows_out FROM mzcoord.compact('h');
 
 -- New updates land above the compacted frontier; compacting them folds
 -- retractions into the compacted rows.
-UPDATE h SET txt = 'TEN' WHERE id = 10;
+UPDATE h SET txt = 'ten again' WHERE id = 10;
 SELECT count(*) FILTER (WHERE diff < 0) AS retractions FROM :hist;
 SELECT wait_until(format($$SELECT compacted > %s FROM mzcoord.storage WHERE relation = 'sh.h'::regclass$$,
                          (SELECT max(ts) FROM :hist)));
