@@ -1,0 +1,75 @@
+-- mzcoord walkthrough: a registered table keeps its history; read it as of
+-- a time; hold a time while compaction runs; a source fed by appends.
+-- See doc/walkthrough.md.  Run with: psql -e -f doc/walkthrough.sql (scripts/demo.sh does).
+\set ON_ERROR_STOP on
+\pset footer off
+DROP TABLE IF EXISTS orders, prices;
+SELECT ready FROM mzcoord.controller_status();
+
+-- 1. Register a table that already has rows; keep one second of history.
+CREATE TABLE orders (id int, item text, qty int);
+INSERT INTO orders VALUES (1, 'apple', 3), (2, 'pear', 1);
+SELECT mzcoord.create_table('orders', retain_history => '1 second') AS item_id;
+SELECT history AS hist FROM mzcoord.storage WHERE relation = 'orders'::regclass \gset
+SELECT upper - 1 AS t0 FROM mzcoord.frontiers WHERE relation = 'orders'::regclass \gset
+
+-- 2. Write as usual: every change is recorded at the transaction's time.
+BEGIN;
+UPDATE orders SET qty = 5 WHERE id = 1;
+DELETE FROM orders WHERE id = 2;
+COMMIT;
+INSERT INTO orders VALUES (3, 'plum', 7), (3, 'plum', 7);
+SELECT max(ts) AS t1 FROM :hist \gset
+SELECT c1 AS id, c2 AS item, c3 AS qty, ts - :t0 AS ms_after_t0, diff
+  FROM :hist ORDER BY ts, diff, id;
+
+-- 3. Read as of a time: then, and now.
+SELECT * FROM mzcoord.read_at(NULL::orders, :t0) ORDER BY id;
+SELECT * FROM mzcoord.read_at(NULL::orders,
+    (SELECT upper - 1 FROM mzcoord.frontiers WHERE relation = 'orders'::regclass)) ORDER BY id;
+
+-- 4. A read holds its time until the transaction ends: the since stops
+--    there, however far the retain history would let it move.
+BEGIN;
+SELECT count(*) AS rows_at_t0 FROM mzcoord.read_at(NULL::orders, :t0);
+SELECT relation, holder_kind, held_time - :t0 AS held_at FROM mzcoord.holds;
+SELECT pg_sleep(2);
+SELECT since - :t0 AS since_after_t0, upper - since AS lag_ms
+  FROM mzcoord.frontiers WHERE relation = 'orders'::regclass;
+SELECT * FROM mzcoord.read_at(NULL::orders, :t0) ORDER BY id;
+COMMIT;
+
+-- 5. Released, the since moves on and the coordinator compacts: updates
+--    below the since are moved to it and consolidated.
+SELECT set_config('walk.t0', :'t0', false), set_config('walk.t1', :'t1', false) \gset
+DO $$
+BEGIN
+    FOR i IN 1..100 LOOP
+        EXIT WHEN (SELECT compacted > current_setting('walk.t1')::bigint
+                     FROM mzcoord.storage WHERE relation = 'orders'::regclass);
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+END $$;
+SELECT compacted - :t0 AS compacted_after_t0, compactions
+  FROM mzcoord.storage WHERE relation = 'orders'::regclass;
+SELECT c1 AS id, c2 AS item, c3 AS qty, ts - :t0 AS ms_after_t0, diff
+  FROM :hist ORDER BY id;
+DO $$
+BEGIN
+    PERFORM * FROM mzcoord.read_at(NULL::orders, current_setting('walk.t0')::bigint);
+EXCEPTION WHEN object_not_in_prerequisite_state THEN
+    RAISE NOTICE 'read at t0 refused: %', regexp_replace(SQLERRM, '\d{13}', '<ts>', 'g');
+END $$;
+
+-- 6. A source: appends at explicit times, complete once its upper passes.
+SELECT mzcoord.create_source('prices', 'item text, price numeric') AS source_id;
+SELECT upper AS u FROM mzcoord.frontiers WHERE relation = 'prices'::regclass \gset
+SELECT mzcoord.append(NULL::prices, :u, ARRAY[ROW('apple', 1.20), ROW('pear', 0.80)]::prices[]);
+SELECT mzcoord.append(NULL::prices, :u + 10, ARRAY[ROW('apple', 1.25)]::prices[],
+                      ARRAY[ROW('apple', 1.20)]::prices[]);
+SELECT mzcoord.advance_upper('prices', :u + 20);
+SELECT * FROM prices ORDER BY item;
+SELECT * FROM mzcoord.read_at(NULL::prices, :u + 5) ORDER BY item;
+
+SELECT * FROM mzcoord.check_consistency();
+DROP TABLE orders, prices;
