@@ -33,7 +33,9 @@
  * updates, a small one within a second or two.  Each tick examines at most
  * MZC_COMPACT_SCAN collections (round robin over the controller's
  * collections), and stops starting compactions once half a tick interval
- * has passed; one compaction is not interrupted.  A compaction that fails
+ * has passed; one compaction is not interrupted.  A collection found with
+ * nothing above its compacted frontier is not looked at again (not even
+ * opened) until the cumulative statistics show writes to its history.  A compaction that fails
  * is logged and retried a minute later; it never stops the coordinator.
  * mzcoord.compact(rel) compacts one collection now, whatever the policy.
  *
@@ -366,25 +368,32 @@ typedef struct MzcCompactState
 	int64		base;			/* rows the last compaction left */
 	TimestampTz compacted_at;
 	TimestampTz retry_after;
+	uint64		round;			/* round in which it was last loaded */
+	bool		pending;		/* may have updates above the compacted frontier */
+	int64		changes_seen;	/* the history's write counters when last probed */
 } MzcCompactState;
 
 static HTAB *compact_states = NULL;
 static MemoryContext compact_cxt = NULL;
 static int	scan_pos = 0;
+static uint64 scan_round = 1;
 
+/*
+ * A new round over the collections: entries are reloaded from the catalog
+ * as their turn comes, and those not seen in the whole last round (dropped
+ * collections) are forgotten.
+ */
 static void
-reset_states(void)
+new_round(void)
 {
-	HASHCTL		ctl;
+	HASH_SEQ_STATUS status;
+	MzcCompactState *st;
 
-	if (compact_states != NULL)
-		hash_destroy(compact_states);
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(int64);
-	ctl.entrysize = sizeof(MzcCompactState);
-	ctl.hcxt = TopMemoryContext;
-	compact_states = hash_create("mzcoord compaction states", 256, &ctl,
-								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	scan_round++;
+	hash_seq_init(&status, compact_states);
+	while ((st = hash_seq_search(&status)) != NULL)
+		if (st->round + 1 < scan_round)
+			(void) hash_search(compact_states, &st->gid, HASH_REMOVE, NULL);
 }
 
 /* Same test as the tick's: the extension is there and not being changed. */
@@ -417,7 +426,13 @@ load_states(int64 *gids, int n)
 		bool		found;
 		MzcCompactState *st = hash_search(compact_states, &gids[i], HASH_ENTER, &found);
 
+		if (!found)
+		{
+			st->histid = InvalidOid;
+			st->retry_after = 0;
+		}
 		st->known = false;
+		st->round = scan_round;
 		elems[i] = CStringGetTextDatum(psprintf("u" INT64_FORMAT, gids[i]));
 	}
 	values[0] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
@@ -443,14 +458,20 @@ load_states(int64 *gids, int n)
 		if (st == NULL)
 			continue;
 		st->relid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
-		st->histid = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
+		if (DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull)) != st->histid)
+		{
+			/* New to us (or a new history under a reused id): probe it. */
+			st->histid = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
+			st->pending = true;
+			st->changes_seen = -1;
+			st->retry_after = 0;
+		}
 		st->compacted = DatumGetInt64(SPI_getbinval(tup, desc, 4, &isnull));
 		st->base = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
 		st->compacted_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 6, &isnull));
 		snprintf(idxname, sizeof(idxname), "history_u" INT64_FORMAT "_ts", gid);
 		st->tsidx = get_relname_relid(idxname, get_rel_namespace(st->histid));
 		st->known = OidIsValid(st->tsidx);
-		st->retry_after = 0;
 	}
 }
 
@@ -491,7 +512,12 @@ count_between(Oid histid, Oid tsidx, int64 lo, int64 hi, int64 limit)
 	return n;
 }
 
-/* Is the collection due for compaction up to since? (see the file header) */
+/*
+ * Is the collection due for compaction up to since?  (See the file header.)
+ * A history nobody wrote since it was last found to have nothing above its
+ * compacted frontier is skipped without opening it: its write counters in
+ * the cumulative statistics have not moved.
+ */
 static bool
 compaction_due(MzcCompactState *st, int64 since, TimestampTz now)
 {
@@ -499,9 +525,23 @@ compaction_due(MzcCompactState *st, int64 since, TimestampTz now)
 	int64		limit = Max(quarter, 1);
 	int64		n;
 	int64		age_ms = (now - st->compacted_at) / 1000;
+	int64		changes = -1;
+	PgStat_StatTabEntry *tab;
 
 	if (since <= st->compacted || now < st->retry_after)
 		return false;
+	tab = pgstat_fetch_stat_tabentry(st->histid);
+	if (tab != NULL)
+		changes = tab->tuples_inserted + tab->tuples_updated + tab->tuples_deleted;
+	if (!st->pending && pgstat_track_counts && changes == st->changes_seen)
+		return false;
+	st->changes_seen = changes;
+	if (count_between(st->histid, st->tsidx, st->compacted, PG_INT64_MAX, 1) == 0)
+	{
+		st->pending = false;
+		return false;
+	}
+	st->pending = true;
 	n = count_between(st->histid, st->tsidx, st->compacted, since, limit);
 	if (n == 0)
 		return false;
@@ -542,6 +582,7 @@ compact_one(MzcCompactState *st, int64 since)
 			if (ok)
 			{
 				st->compacted = res.frontier;
+				st->pending = true;
 				if (res.compacted)
 				{
 					st->base = res.rows_out;
@@ -607,9 +648,16 @@ mzcoord_storage_tick(void)
 
 	if (compact_cxt == NULL)
 	{
+		HASHCTL		ctl;
+
 		compact_cxt = AllocSetContextCreate(TopMemoryContext, "mzcoord compaction",
 											ALLOCSET_DEFAULT_SIZES);
-		reset_states();
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(int64);
+		ctl.entrysize = sizeof(MzcCompactState);
+		ctl.hcxt = TopMemoryContext;
+		compact_states = hash_create("mzcoord compaction states", 256, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
 	MemoryContextReset(compact_cxt);
 	MemoryContextSwitchTo(compact_cxt);
@@ -622,9 +670,8 @@ mzcoord_storage_tick(void)
 	}
 	if (scan_pos >= n)
 	{
-		/* A new round: forget what we knew, stale entries included. */
 		scan_pos = 0;
-		reset_states();
+		new_round();
 	}
 	nwin = Min(MZC_COMPACT_SCAN, n - scan_pos);
 	missing = palloc(sizeof(int64) * nwin);
@@ -646,8 +693,12 @@ mzcoord_storage_tick(void)
 	{
 		MzcCollectionInfo *c = &infos[i];
 
-		if ((c->kind == MZC_KIND_TABLE || c->kind == MZC_KIND_SOURCE) &&
-			hash_search(compact_states, &c->gid, HASH_FIND, NULL) == NULL)
+		MzcCompactState *st;
+
+		if (c->kind != MZC_KIND_TABLE && c->kind != MZC_KIND_SOURCE)
+			continue;
+		st = hash_search(compact_states, &c->gid, HASH_FIND, NULL);
+		if (st == NULL || st->round != scan_round)
 			missing[nmissing++] = c->gid;
 	}
 	if (nmissing > 0)
