@@ -42,6 +42,7 @@
 #include "catalog/pg_collation.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
@@ -53,6 +54,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "parser/parse_coerce.h"
 #include "parser/parse_func.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
@@ -385,9 +387,9 @@ mzcoord_relation_column_list(TupleDesc reldesc, const char *prefix)
 /*
  * Start writing updates into h's history.  bulk: many rows are expected
  * (use a bulk-insert buffer strategy).  The caller holds a lock on the
- * relation that excludes concurrent DDL; the history is opened with
- * RowExclusiveLock, which only conflicts with compaction's ... nothing:
- * compaction takes ShareUpdateExclusiveLock, compatible with it.
+ * relation that excludes concurrent DDL.  The history is opened with
+ * RowExclusiveLock, which does not conflict with the
+ * ShareUpdateExclusiveLock of compaction: writers never wait for it.
  */
 void
 mzcoord_history_writer_begin(MzcHistoryWriter *w, const MzcHistory *h, bool bulk)
@@ -521,6 +523,26 @@ spi_exec(const char *sql, int expected)
 			 SPI_result_code_string(ret));
 }
 
+/*
+ * The type of the history column of attribute att, as SQL: a domain is
+ * replaced by its base type.  The values are the same, and no constraint
+ * of a user's domain is ever evaluated on the history, by compaction or
+ * anything else that runs as the extension owner.
+ */
+static char *
+history_type_sql(Form_pg_attribute att, Oid *typid, int32 *typmod)
+{
+	char	   *type;
+
+	*typmod = att->atttypmod;
+	*typid = getBaseTypeAndTypmod(att->atttypid, typmod);
+	type = format_type_extended(*typid, *typmod,
+								FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+	if (!OidIsValid(att->attcollation))
+		return type;
+	return psprintf("%s COLLATE %s", type, generate_collation_name(att->attcollation));
+}
+
 /* Column definitions of the history of a relation with descriptor desc. */
 static char *
 history_column_defs(TupleDesc desc)
@@ -531,17 +553,13 @@ history_column_defs(TupleDesc desc)
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
+		Oid			typid;
+		int32		typmod;
 
 		if (att->attisdropped)
 			continue;
-		appendStringInfo(&buf, "c%d %s", att->attnum,
-						 format_type_extended(att->atttypid, att->atttypmod,
-											  FORMAT_TYPE_TYPEMOD_GIVEN |
-											  FORMAT_TYPE_FORCE_QUALIFY));
-		if (OidIsValid(att->attcollation))
-			appendStringInfo(&buf, " COLLATE %s",
-							 generate_collation_name(att->attcollation));
-		appendStringInfoString(&buf, ", ");
+		appendStringInfo(&buf, "c%d %s, ", att->attnum,
+						 history_type_sql(att, &typid, &typmod));
 	}
 	appendStringInfoString(&buf, MZC_HISTORY_TS " bigint NOT NULL, "
 						   MZC_HISTORY_DIFF " bigint NOT NULL");
@@ -765,27 +783,62 @@ mzcoord_storage_install(PG_FUNCTION_ARGS)
  * ----------------------------------------------------------------
  */
 
-/* Type of attribute att as SQL, with its collation. */
-static char *
-column_type_sql(Form_pg_attribute att)
+/* A base or enum type (arrays: of such types): its input runs no user code. */
+static bool
+plain_type(Oid typid)
 {
-	char	   *type = format_type_extended(att->atttypid, att->atttypmod,
-											FORMAT_TYPE_TYPEMOD_GIVEN |
-											FORMAT_TYPE_FORCE_QUALIFY);
+	char		typtype = get_typtype(typid);
+	Oid			elem;
 
-	if (!OidIsValid(att->attcollation))
-		return type;
-	return psprintf("%s COLLATE %s", type,
-					generate_collation_name(att->attcollation));
+	if (typtype == TYPTYPE_ENUM)
+		return true;
+	if (typtype != TYPTYPE_BASE)
+		return false;
+	elem = get_element_type(typid);
+	return !OidIsValid(elem) || plain_type(elem);
+}
+
+/*
+ * Can history values of type `from` be converted to (to, typmod) by their
+ * cast without running code a user wrote?  The conversion runs as the
+ * extension owner.
+ */
+static bool
+builtin_cast(Oid from, Oid to, int32 typmod)
+{
+	Oid			funcid = InvalidOid;
+
+	if (!plain_type(to))
+		return false;
+	if (typmod >= 0 &&
+		find_typmod_coercion_function(to, &funcid) == COERCION_PATH_FUNC &&
+		get_func_namespace(funcid) != PG_CATALOG_NAMESPACE)
+		return false;
+	if (from == to)
+		return true;
+	switch (find_coercion_pathway(to, from, COERCION_EXPLICIT, &funcid))
+	{
+		case COERCION_PATH_RELABELTYPE:
+		case COERCION_PATH_COERCEVIAIO:
+			return true;
+		case COERCION_PATH_FUNC:
+			return get_func_namespace(funcid) == PG_CATALOG_NAMESPACE;
+		case COERCION_PATH_ARRAYCOERCE:
+			return builtin_cast(get_element_type(from), get_element_type(to), -1);
+		default:
+			return false;
+	}
 }
 
 /*
  * The ALTER TABLE subcommands that bring the history's columns in line with
  * the relation's ("" if none).  *rewrites: some change alters the values
  * (a new column or a new type), so the contents must be reconciled.
+ * *unsafe: the name of a column whose new type could only be reached by a
+ * cast that is not built in (NULL if none).
  */
 static char *
-column_changes(Relation rel, Relation hrel, bool *rewrites)
+column_changes(Relation rel, Relation hrel, bool *rewrites, char **unsafe)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	TupleDesc	hdesc = RelationGetDescr(hrel);
@@ -793,34 +846,45 @@ column_changes(Relation rel, Relation hrel, bool *rewrites)
 
 	initStringInfo(&buf);
 	*rewrites = false;
+	*unsafe = NULL;
 	for (int i = 0; i < hdesc->natts; i++)
 	{
 		Form_pg_attribute h = TupleDescAttr(hdesc, i);
 		const char *name = NameStr(h->attname);
 		int			k;
 		Form_pg_attribute t;
+		Oid			typid;
+		int32		typmod;
+		char	   *typesql;
 
 		if (h->attisdropped || name[0] != 'c' || strspn(name + 1, "0123456789") != strlen(name + 1))
 			continue;
 		k = atoi(name + 1);
 		t = (k >= 1 && k <= desc->natts) ? TupleDescAttr(desc, k - 1) : NULL;
 		if (t == NULL || t->attisdropped)
-			appendStringInfo(&buf, "%sDROP COLUMN %s", buf.len ? ", " : "", name);
-		else if (t->atttypid != h->atttypid || t->atttypmod != h->atttypmod ||
-				 t->attcollation != h->attcollation)
 		{
-			appendStringInfo(&buf, "%sALTER COLUMN %s TYPE %s USING %s::%s",
-							 buf.len ? ", " : "", name, column_type_sql(t), name,
-							 format_type_extended(t->atttypid, t->atttypmod,
-												  FORMAT_TYPE_TYPEMOD_GIVEN |
-												  FORMAT_TYPE_FORCE_QUALIFY));
-			*rewrites = true;
+			appendStringInfo(&buf, "%sDROP COLUMN %s", buf.len ? ", " : "", name);
+			continue;
 		}
+		typesql = history_type_sql(t, &typid, &typmod);
+		if (typid == h->atttypid && typmod == h->atttypmod &&
+			t->attcollation == h->attcollation)
+			continue;
+		if (!builtin_cast(h->atttypid, typid, typmod))
+			*unsafe = pstrdup(NameStr(t->attname));
+		appendStringInfo(&buf, "%sALTER COLUMN %s TYPE %s USING %s::%s",
+						 buf.len ? ", " : "", name, typesql, name,
+						 format_type_extended(typid, typmod,
+											  FORMAT_TYPE_TYPEMOD_GIVEN |
+											  FORMAT_TYPE_FORCE_QUALIFY));
+		*rewrites = true;
 	}
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute t = TupleDescAttr(desc, i);
 		char		name[NAMEDATALEN];
+		Oid			typid;
+		int32		typmod;
 
 		if (t->attisdropped)
 			continue;
@@ -828,7 +892,7 @@ column_changes(Relation rel, Relation hrel, bool *rewrites)
 		if (desc_attnum(hdesc, name) == 0)
 		{
 			appendStringInfo(&buf, "%sADD COLUMN %s %s", buf.len ? ", " : "",
-							 name, column_type_sql(t));
+							 name, history_type_sql(t, &typid, &typmod));
 			*rewrites = true;
 		}
 	}
@@ -868,6 +932,7 @@ follow_columns(Oid relid)
 	Relation	hrel;
 	char	   *changes;
 	bool		rewrites;
+	char	   *unsafe;
 	Oid			owner;
 	Oid			save_user;
 	int			save_sec;
@@ -877,7 +942,7 @@ follow_columns(Oid relid)
 	rel = relation_open(relid, AccessShareLock);
 	hrel = relation_open(histid, AccessExclusiveLock);
 	owner = hrel->rd_rel->relowner;
-	changes = column_changes(rel, hrel, &rewrites);
+	changes = column_changes(rel, hrel, &rewrites, &unsafe);
 	relation_close(hrel, NoLock);
 	if (changes[0] == '\0')
 	{
@@ -891,6 +956,13 @@ follow_columns(Oid relid)
 						RelationGetRelationName(rel)),
 				 errdetail("The columns of a source are fixed when it is created."),
 				 errhint("Create a new source instead.")));
+	if (unsafe != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the type of column \"%s\" of registered table \"%s\"",
+						unsafe, RelationGetRelationName(rel)),
+				 errdetail("Its history would have to be converted by a cast that is not built in."),
+				 errhint("Keep the type, or convert to a built-in type.")));
 
 	mzcoord_become_owner(owner, &save_user, &save_sec);
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -915,7 +987,7 @@ follow_columns(Oid relid)
 		mzc_ts		w;
 		MzcHistoryWriter writer;
 
-		mzcoord_prepare_write(h, true, true);
+		mzcoord_prepare_write(h, true, true, InvalidOid);
 		w = mzcoord_write_ts();
 		snapshot = RegisterSnapshot(GetLatestSnapshot());
 		st.desc = desc;
@@ -1206,6 +1278,7 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 		Relation	rel;
 		Relation	hrel;
 		bool		rewrites;
+		char	   *unsafe;
 		char	   *changes;
 		int64		gid;
 		MzcCollectionInfo info;
@@ -1243,7 +1316,7 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 					psprintf("%s has %d of its %d triggers enabled",
 							 RelationGetRelationName(rel), enabled, want));
 
-		changes = column_changes(rel, hrel, &rewrites);
+		changes = column_changes(rel, hrel, &rewrites, &unsafe);
 		if (changes[0] != '\0')
 		{
 			problem(&sink, "history columns differ from the relation", r->gid,

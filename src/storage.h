@@ -146,7 +146,7 @@ extern Oid	mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno,
 
 /* storage_capture.c */
 extern void mzcoord_prepare_write(const MzcHistory *h, bool retracts,
-								  bool truncating);
+								  bool truncating, Oid fn_oid);
 extern bool mzcoord_write_ts_pinned(void);
 extern void mzcoord_pin_write_ts(void);
 

@@ -173,10 +173,12 @@ rebase(const MzcHistory *h)
  * Before a statement records updates of h's relation: make sure the
  * transaction has a write timestamp, and that it is not below anything the
  * statement may retract (see the file header).  retracts: the statement
- * retracts rows; truncating: it is a TRUNCATE.
+ * retracts rows; truncating: it is a TRUNCATE.  fn_oid: the calling SQL
+ * function, for the controller's readiness check (InvalidOid if none).
  */
 void
-mzcoord_prepare_write(const MzcHistory *h, bool retracts, bool truncating)
+mzcoord_prepare_write(const MzcHistory *h, bool retracts, bool truncating,
+					  Oid fn_oid)
 {
 	mzc_ts		w;
 	bool		needed = false;
@@ -185,7 +187,7 @@ mzcoord_prepare_write(const MzcHistory *h, bool retracts, bool truncating)
 	if (!mzcoord_has_write_ts())
 	{
 		/* Timestamps are only valid once the oracle was bootstrapped. */
-		mzcoord_ctl_require_ready();
+		mzcoord_ctl_require_ready_fn(fn_oid);
 		/* Registers the exit callback that ends the write on backend exit. */
 		mzcoord_reserve_local_holds(0);
 		(void) mzcoord_write_ts();
@@ -275,7 +277,8 @@ mzcoord_capture(PG_FUNCTION_ARGS)
 				 errmsg("table \"%s\" has capture triggers but no mzcoord history",
 						RelationGetRelationName(rel))));
 
-	mzcoord_prepare_write(h, truncating || nold > 0, truncating);
+	mzcoord_prepare_write(h, truncating || nold > 0, truncating,
+						  fcinfo->flinfo->fn_oid);
 	w = mzcoord_write_ts();
 	mzcoord_history_writer_begin(&writer, h,
 								 truncating || nold + nnew > MZC_BULK_ROWS);

@@ -523,7 +523,11 @@ apply_window(const MzcHistory *h, Relation rel, int64 from, int64 upto)
 		Oid			save_user;
 		int			save_sec;
 
-		mzcoord_become_owner(h->owner, &save_user, &save_sec);
+		/*
+		 * As the relation's owner: its constraints and triggers (the owner's
+		 * own code) run with the owner's rights, never the extension's.
+		 */
+		mzcoord_become_owner(rel->rd_rel->relowner, &save_user, &save_sec);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		applying_relid = RelationGetRelid(rel);
