@@ -132,6 +132,24 @@ groups_by_value(Oid typid, Oid collid)
 	}
 }
 
+/*
+ * How far a collection may be compacted now: its since, and for a source
+ * never its upper (an advance applies the updates at times from the upper
+ * on to the source's relation; none may be moved there).  -1: not at all.
+ */
+static int64
+compaction_target(const MzcCollectionInfo *info)
+{
+	int64		target;
+
+	if (info->since.empty)
+		return -1;
+	target = info->since.ts;
+	if (info->kind == MZC_KIND_SOURCE && !info->upper.empty)
+		target = Min(target, info->upper.ts - 1);
+	return target;
+}
+
 /* The compacted frontier of gid's history, read with a fresh snapshot. */
 static int64
 read_compacted(int64 gid, bool *found)
@@ -340,8 +358,8 @@ mzcoord_compact(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	if (!info.since.empty)
-		(void) compact_history(h, info.since.ts, true, &res);
+	if (compaction_target(&info) >= 0)
+		(void) compact_history(h, compaction_target(&info), true, &res);
 	else
 		memset(&res, 0, sizeof(res));
 	values[0] = Int64GetDatum(res.frontier);
@@ -720,10 +738,11 @@ mzcoord_storage_tick(void)
 		st = hash_search(compact_states, &c->gid, HASH_FIND, NULL);
 		if (st == NULL || !st->known)
 			continue;
-		if (compaction_due(st, c->since.ts, start))
+		if (compaction_target(c) >= 0 &&
+			compaction_due(st, compaction_target(c), start))
 		{
 			due_gid[ndue] = c->gid;
-			due_since[ndue] = c->since.ts;
+			due_since[ndue] = compaction_target(c);
 			ndue++;
 		}
 	}
