@@ -180,7 +180,7 @@ read_compacted(int64 gid, bool *found)
 static bool
 compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 {
-	Relation	rel;
+	Relation	hrel;
 	TupleDesc	desc;
 	StringInfoData cols;
 	StringInfoData sel;
@@ -199,25 +199,21 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 
 	memset(res, 0, sizeof(*res));
 
-	/* One compaction of a history at a time; writers are not affected. */
+	/*
+	 * One compaction of a history at a time; writers (ROW EXCLUSIVE) are not
+	 * affected.  The lock also keeps the history's columns as they are
+	 * (following an ALTER TABLE alters the history).  The columns come from
+	 * the history itself, so the relation is not locked: not even a TRUNCATE
+	 * of it waits for a compaction.
+	 */
 	if (wait)
 		LockRelationOid(h->histid, ShareUpdateExclusiveLock);
 	else if (!ConditionalLockRelationOid(h->histid, ShareUpdateExclusiveLock))
 		return false;
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(h->histid)))
+	hrel = try_table_open(h->histid, NoLock);
+	if (hrel == NULL)
 		return false;			/* dropped meanwhile */
-	/* The relation's columns must not change under us. */
-	if (wait)
-		rel = table_open(h->relid, AccessShareLock);
-	else
-	{
-		if (!ConditionalLockRelationOid(h->relid, AccessShareLock))
-			return false;
-		rel = try_table_open(h->relid, NoLock);
-		if (rel == NULL)
-			return false;
-	}
-	desc = RelationGetDescr(rel);
+	desc = RelationGetDescr(hrel);
 
 	mzcoord_become_owner(h->owner, &save_user, &save_sec);
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -229,7 +225,7 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 	{
 		SPI_finish();
 		mzcoord_restore_user(save_user, save_sec);
-		table_close(rel, NoLock);
+		table_close(hrel, NoLock);
 		return true;
 	}
 
@@ -240,21 +236,22 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
-		char		name[NAMEDATALEN];
+		const char *name = NameStr(att->attname);
 
-		if (att->attisdropped)
+		if (att->attisdropped || att->attnum == h->ts_attno ||
+			att->attnum == h->diff_attno)
 			continue;
-		snprintf(name, sizeof(name), "c%d", att->attnum);
-		appendStringInfo(&cols, "%s, ", name);
+		appendStringInfo(&cols, "%s, ", quote_identifier(name));
 		if (groups_by_value(att->atttypid, att->attcollation))
 		{
-			appendStringInfo(&sel, "%s, ", name);
-			appendStringInfo(&grp, "%s%s", grp.len ? ", " : "", name);
+			appendStringInfo(&sel, "%s, ", quote_identifier(name));
+			appendStringInfo(&grp, "%s%s", grp.len ? ", " : "", quote_identifier(name));
 		}
 		else
 		{
-			appendStringInfo(&sel, "mzcoord._any(%s) AS %s, ", name, name);
-			appendStringInfo(&img, "%s%s", img.len ? ", " : "", name);
+			appendStringInfo(&sel, "mzcoord._any(%s) AS %s, ",
+							 quote_identifier(name), quote_identifier(name));
+			appendStringInfo(&img, "%s%s", img.len ? ", " : "", quote_identifier(name));
 		}
 	}
 	if (img.len > 0)
@@ -263,8 +260,8 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 	if (grp.len == 0)
 		appendStringInfoString(&grp, "()");
 
-	qhist = quote_qualified_identifier(get_namespace_name(get_rel_namespace(h->histid)),
-									   get_rel_name(h->histid));
+	qhist = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(hrel)),
+									   RelationGetRelationName(hrel));
 	initStringInfo(&sql);
 	appendStringInfo(&sql,
 					 "WITH moved AS ("
@@ -314,7 +311,7 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 	}
 	SPI_finish();
 	mzcoord_restore_user(save_user, save_sec);
-	table_close(rel, NoLock);
+	table_close(hrel, NoLock);
 
 	res->frontier = since;
 	res->compacted = true;
