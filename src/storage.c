@@ -444,6 +444,9 @@ mzcoord_history_writer_add(MzcHistoryWriter *w, TupleTableSlot *row,
 	Datum	   *values;
 	bool	   *isnull;
 
+	if (row->tts_tupleDescriptor->natts != h->natts)
+		elog(ERROR, "row of %d columns for the history of a relation of %d",
+			 row->tts_tupleDescriptor->natts, h->natts);
 	if (w->slots[w->nslots] == NULL)
 		w->slots[w->nslots] = table_slot_create(w->rel, NULL);
 	slot = w->slots[w->nslots];

@@ -136,6 +136,9 @@ mzcoord_history_contents(const MzcHistory *h, TupleDesc reldesc,
 	int64		diff;
 
 	*negative = 0;
+	if (reldesc->natts != h->natts)
+		elog(ERROR, "relation of %d columns read with a history mapping of %d",
+			 reldesc->natts, h->natts);
 
 	/* 1. Retractions at or before upto. */
 	ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE,
