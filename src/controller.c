@@ -372,6 +372,14 @@ static int	nverified_fns = 0;
 static uint64 verified_epoch = 0;
 
 /*
+ * The transaction in which a call last passed the check.  Internal checks
+ * (fn_oid invalid) made later in the same transaction, under the same
+ * epoch, come after the calling SQL function's own check and skip the
+ * lookup too.
+ */
+static LocalTransactionId verified_lxid = InvalidLocalTransactionId;
+
+/*
  * Functions that need the controller call this: the controller must serve
  * this database and have bootstrapped the extension that exists now.  Waits
  * up to MZC_READY_WAIT_MS, then raises 57P03.  fn_oid is the calling SQL
@@ -403,15 +411,20 @@ mzcoord_ctl_require_ready_fn(Oid fn_oid)
 		served_db = MyDatabaseId;
 	}
 
-	if (OidIsValid(fn_oid))
+	if (OidIsValid(fn_oid) || verified_lxid == MyProc->lxid)
 	{
 		LWLockAcquire(ctl->lock, LW_SHARED);
 		ok = ctl->ready && ctl->epoch == verified_epoch;
 		LWLockRelease(ctl->lock);
+		if (ok && !OidIsValid(fn_oid))
+			return;
 		if (ok)
 			for (int i = 0; i < nverified_fns; i++)
 				if (verified_fns[i] == fn_oid)
+				{
+					verified_lxid = MyProc->lxid;
 					return;
+				}
 	}
 
 	ext = get_extension_oid("mzcoord", true);
@@ -451,17 +464,15 @@ mzcoord_ctl_require_ready_fn(Oid fn_oid)
 	if (deadline != 0)
 		ConditionVariableCancelSleep();
 
-	/* Remember the function as verified for this incarnation. */
-	if (OidIsValid(fn_oid))
+	/* Remember the function and transaction as verified for this incarnation. */
+	if (verified_epoch != epoch)
 	{
-		if (verified_epoch != epoch)
-		{
-			verified_epoch = epoch;
-			nverified_fns = 0;
-		}
-		if (nverified_fns < MZC_VERIFIED_FNS)
-			verified_fns[nverified_fns++] = fn_oid;
+		verified_epoch = epoch;
+		nverified_fns = 0;
 	}
+	if (OidIsValid(fn_oid) && nverified_fns < MZC_VERIFIED_FNS)
+		verified_fns[nverified_fns++] = fn_oid;
+	verified_lxid = MyProc->lxid;
 }
 
 /* ----------------------------------------------------------------

@@ -277,6 +277,7 @@ mzcoord_read_at(PG_FUNCTION_ARGS)
 	h = mzcoord_history_lookup(relid, false);
 
 	/* Hold, wait until complete, and only then take the snapshot. */
+	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
 	mzcoord_ctl_hold_for_read(relid, at);
 	mzcoord_ctl_wait_complete(relid, at);
 
