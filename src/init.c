@@ -36,6 +36,7 @@ int			mzcoord_tick_interval = 1000;
 int			mzcoord_max_collections = 4096;
 int			mzcoord_max_holds = 8192;
 int			mzcoord_since_persist_interval = 30000;
+bool		mzcoord_auto_compact = true;
 
 bool		mzcoord_preloaded = false;
 
@@ -84,6 +85,16 @@ _PG_init(void)
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("mzcoord.auto_compact",
+							 "Lets the coordinator compact histories up to their since.",
+							 "Off pauses physical compaction; histories grow until it is "
+							 "turned on again or mzcoord.compact() is called.",
+							 &mzcoord_auto_compact,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 
 	if (!process_shared_preload_libraries_in_progress)
 	{

@@ -27,6 +27,7 @@ extern int	mzcoord_tick_interval;
 extern int	mzcoord_max_collections;
 extern int	mzcoord_max_holds;
 extern int	mzcoord_since_persist_interval;
+extern bool mzcoord_auto_compact;
 
 /* True once _PG_init ran inside shared_preload_libraries processing. */
 extern bool mzcoord_preloaded;

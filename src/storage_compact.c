@@ -38,6 +38,8 @@
  * opened) until the cumulative statistics show writes to its history.  A compaction that fails
  * is logged and retried a minute later; it never stops the coordinator.
  * mzcoord.compact(rel) compacts one collection now, whatever the policy.
+ * mzcoord.auto_compact = off pauses the coordinator's compaction (for
+ * maintenance, or to keep history around while investigating).
  *
  * IDENTIFICATION
  *	  src/storage_compact.c
@@ -660,6 +662,10 @@ mzcoord_storage_tick(void)
 	TimestampTz start = GetCurrentTimestamp();
 	TimestampTz deadline = TimestampTzPlusMilliseconds(start,
 													   Max(mzcoord_tick_interval / 2, 20));
+
+	/* Paused by the operator: histories keep growing, nothing is lost. */
+	if (!mzcoord_auto_compact)
+		return;
 
 	if (compact_cxt == NULL)
 	{
