@@ -201,6 +201,53 @@ bench_reads() {
 }
 
 # --------------------------------------------------------------------------
+# B9: compaction of COMPACT_UPDATES updates down to COMPACT_KEYS rows vs the
+# equivalent DELETE ... RETURNING + INSERT ... SELECT ... GROUP BY on a copy
+# of the same history
+# --------------------------------------------------------------------------
+bench_b9() {
+	local k=$COMPACT_KEYS n=$COMPACT_UPDATES
+	local passes=$(((n - k) / (2 * k)))
+	local rest=$(((n - k - 2 * k * passes) / 2))
+	say "B9: compacting $n updates down to $k rows"
+	for r in $(seq 1 "$ROUNDS"); do
+		# The coordinator must not compact first: pause it for the round.
+		sql -c "ALTER SYSTEM SET mzcoord.auto_compact = off" -c "SELECT pg_reload_conf()" >/dev/null
+		sleep 0.5
+		sql -q -c "SET client_min_messages = warning; DROP TABLE IF EXISTS b9, b9_base;
+		        CREATE TABLE b9 (k int, v int);
+		        SELECT mzcoord.create_table('b9');
+		        INSERT INTO b9 SELECT g, 0 FROM generate_series(1, $k) g" >/dev/null
+		for p in $(seq 1 "$passes"); do sql -c "UPDATE b9 SET v = v + 1" >/dev/null; done
+		[ "$rest" -gt 0 ] && sql -c "UPDATE b9 SET v = v + 1 WHERE k <= $rest" >/dev/null
+		local hist
+		hist=$(sql -c "SELECT history FROM mzcoord.storage WHERE relation = 'b9'::regclass")
+		for _ in $(seq 1 600); do
+			[ "$(sql -c "SELECT since > (SELECT max(ts) FROM $hist) FROM mzcoord.frontiers
+			             WHERE relation = 'b9'::regclass")" = t ] && break
+			sleep 0.2
+		done
+		local since
+		since=$(sql -c "SELECT since FROM mzcoord.frontiers WHERE relation = 'b9'::regclass")
+		sql -c "CREATE TABLE b9_base AS SELECT * FROM $hist" -c "CREATE INDEX ON b9_base (ts)" \
+			-c "VACUUM ANALYZE b9_base" -c "VACUUM ANALYZE $hist" >/dev/null
+		local base_stmt="WITH d AS (DELETE FROM b9_base WHERE ts < $since RETURNING c1, c2, diff)
+			INSERT INTO b9_base SELECT c1, c2, $since, sum(diff) FROM d
+			GROUP BY c1, c2 HAVING sum(diff) <> 0"
+		if [ $((r % 2)) = 1 ]; then
+			record B9 "$n updates" baseline ms "$r" "$(time_sql "$base_stmt")"
+			record B9 "$n updates" mzcoord ms "$r" "$(time_sql "SELECT mzcoord.compact('b9')")"
+		else
+			record B9 "$n updates" mzcoord ms "$r" "$(time_sql "SELECT mzcoord.compact('b9')")"
+			record B9 "$n updates" baseline ms "$r" "$(time_sql "$base_stmt")"
+		fi
+		echo "       rows after: mzcoord $(sql -c "SELECT count(*) FROM $hist"), baseline $(sql -c "SELECT count(*) FROM b9_base")"
+		sql -c "ALTER SYSTEM RESET mzcoord.auto_compact" -c "SELECT pg_reload_conf()" >/dev/null
+	done
+	sql -c "DROP TABLE b9, b9_base" >/dev/null
+}
+
+# --------------------------------------------------------------------------
 # B6, B7, B8: the catalog at scale
 # --------------------------------------------------------------------------
 
@@ -376,6 +423,7 @@ want B1 && bench_b1
 want B2 && bench_b2
 want B3 && bench_b3
 if want B4 || want B5; then bench_reads; fi
+want B9 && bench_b9
 if want B6 || want B7 || want B8; then bench_catalog; fi
 
 report
