@@ -3,21 +3,35 @@
  * oracle.c
  *	  The timestamp oracle and the table timeline.
  *
- * write_ts() hands out timestamps greater than every timestamp handed out or
- * published before, and at least the wall clock (milliseconds since the Unix
- * epoch).  A transaction that writes a registered table takes its write
- * timestamp at its first write and is "in flight" until it ends.  The read
- * timestamp is the largest time at which every write is complete:
+ * write_ts() hands out write timestamps at least the wall clock (milliseconds
+ * since the Unix epoch) and greater than every timestamp anyone may have
+ * read at.  A transaction that writes a registered table takes its write
+ * timestamp at its first write and is "in flight" until it ends.
  *
- *	 read_ts = (least in-flight write ts) - 1, or the last timestamp handed out
- *			   when nothing is in flight; it never goes back.
+ * The read timestamp read_ts is the largest time at which every write is
+ * complete and no write will ever come: a reader may read there.  It is
+ * closed lazily, whenever someone observes it (a read choosing its time, a
+ * read waiting for a time, the frontiers, the coordinator's tick):
+ *
+ *	 read_ts = (least in-flight write ts) - 1, or the largest write timestamp
+ *			   handed out when nothing is in flight; it never goes back.
+ *
+ * A new write gets max(now, read_ts + 1, last_write_ts + 1): greater than
+ * every timestamp handed out before.  At more than one write per millisecond
+ * that runs the oracle ahead of the clock, and every since (a lag behind the
+ * upper) would then stall after the burst until the clock caught up.  So
+ * once the oracle is MZC_MAX_AHEAD_MS ahead of the clock, a new write joins
+ * the latest write timestamp instead, as long as nobody can have read there
+ * (it is above read_ts): a group commit, as Materialize batches table writes
+ * under one oracle timestamp.  Write timestamps never go back, so a write can
+ * never retract a row inserted at a later time.
  *
  * All registered tables share one upper, read_ts + 1 (Materialize's txn-wal
  * upper), so a committed write at t is readable at every time >= t once the
- * upper has passed t, and no upper ever passes a write still in flight.  A
- * committing writer advances read_ts itself, in its commit callback, after its
- * changes became visible; the coordinator's tick only moves idle time forward
- * (an empty write at the current wall-clock time).
+ * upper has passed t, no upper ever passes a write still in flight, and a
+ * strict serializable read that starts after a write committed observes (and
+ * closes) a read timestamp at or after it.  The tick also closes idle time
+ * up to the wall clock (an empty write at now).
  *
  * LOCKING: the oracle state below is protected by the oracle lock (second
  * lock of the "mzcoord" tranche).  Lock order: the controller lock, when
@@ -53,14 +67,19 @@ typedef struct MzcOracle
 {
 	LWLock	   *lock;
 	ConditionVariable upper_cv;
-	mzc_ts		last_ts;		/* largest timestamp handed out or published */
 	mzc_ts		last_write_ts;	/* largest write timestamp handed out */
-	mzc_ts		read_ts;		/* every write at <= read_ts is complete */
+	mzc_ts		read_ts;		/* closed: complete, and no write will come */
 	int			ninflight;
 	int			nslots;			/* MaxBackends + 1, indexed by backend id */
 	VirtualTransactionId *writers;	/* nslots entries: who is in flight */
 	mzc_ts		inflight[FLEXIBLE_ARRAY_MEMBER];	/* -1: no write in flight */
 } MzcOracle;
+
+/*
+ * How far ahead of the wall clock write timestamps may run before new
+ * writes join the latest open write timestamp (group commit).
+ */
+#define MZC_MAX_AHEAD_MS 10
 
 static MzcOracle *oracle = NULL;
 
@@ -85,7 +104,6 @@ mzcoord_oracle_shmem_init(LWLock *lock, bool found)
 	{
 		oracle->lock = lock;
 		ConditionVariableInit(&oracle->upper_cv);
-		oracle->last_ts = 0;
 		oracle->last_write_ts = 0;
 		oracle->read_ts = 0;
 		oracle->ninflight = 0;
@@ -112,11 +130,15 @@ mzcoord_now_ms(void)
 		(mzc_ts) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
 }
 
-/* Recompute read_ts from the in-flight set; caller holds the lock. */
-static bool
-mzc_oracle_recompute(void)
+/*
+ * The read timestamp observation would close now: the least in-flight write
+ * timestamp - 1, or the last write timestamp when nothing is in flight, or
+ * the current one if that is later.  Caller holds the lock (either mode).
+ */
+static mzc_ts
+mzc_oracle_closable(void)
 {
-	mzc_ts		candidate = oracle->last_ts;
+	mzc_ts		candidate = oracle->last_write_ts;
 
 	if (oracle->ninflight > 0)
 	{
@@ -124,12 +146,47 @@ mzc_oracle_recompute(void)
 			if (oracle->inflight[i] >= 0 && oracle->inflight[i] - 1 < candidate)
 				candidate = oracle->inflight[i] - 1;
 	}
-	if (candidate > oracle->read_ts)
+	return Max(candidate, oracle->read_ts);
+}
+
+/*
+ * Observe, and so close, the read timestamp.  Shared lock when nothing is to
+ * close (the common case of reads without writes in between).
+ */
+static mzc_ts
+mzc_oracle_close(void)
+{
+	mzc_ts		ts;
+
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	ts = mzc_oracle_closable();
+	if (ts == oracle->read_ts)
 	{
-		oracle->read_ts = candidate;
-		return true;
+		LWLockRelease(oracle->lock);
+		return ts;
 	}
-	return false;
+	LWLockRelease(oracle->lock);
+
+	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+	ts = mzc_oracle_closable();
+	oracle->read_ts = ts;
+	LWLockRelease(oracle->lock);
+	return ts;
+}
+
+/* The next write timestamp; caller holds the lock exclusively. */
+static mzc_ts
+mzc_oracle_next_write(mzc_ts now)
+{
+	mzc_ts		w = Max(now, oracle->read_ts + 1);
+
+	if (oracle->last_write_ts >= now + MZC_MAX_AHEAD_MS &&
+		oracle->last_write_ts > oracle->read_ts)
+		w = Max(w, oracle->last_write_ts);	/* join the open group */
+	else
+		w = Max(w, oracle->last_write_ts + 1);
+	oracle->last_write_ts = w;
+	return w;
 }
 
 /*
@@ -150,9 +207,7 @@ mzcoord_write_ts(void)
 	GET_VXID_FROM_PGPROC(vxid, *MyProc);
 
 	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
-	my_write_ts = Max(oracle->last_ts + 1, now);
-	oracle->last_ts = my_write_ts;
-	oracle->last_write_ts = my_write_ts;
+	my_write_ts = mzc_oracle_next_write(now);
 	oracle->inflight[MyBackendId] = my_write_ts;
 	oracle->writers[MyBackendId] = vxid;
 	oracle->ninflight++;
@@ -178,8 +233,9 @@ mzcoord_oracle_last_write_ts(void)
 }
 
 /*
- * Move the current transaction's write timestamp forward to a new timestamp,
- * greater than every timestamp handed out so far; returns it.  The caller
+ * Move the current transaction's write timestamp forward, to at least every
+ * write timestamp handed out so far (joining the latest if nobody can have
+ * read there yet) and beyond every read timestamp; returns it.  The caller
  * (the data plane) must move every update it recorded at the old timestamp
  * before it commits.  The transaction stays in flight throughout, now at the
  * new timestamp, so the upper can pass the old one: nothing committed there.
@@ -188,19 +244,15 @@ mzc_ts
 mzcoord_rebase_write_ts(void)
 {
 	mzc_ts		now = mzcoord_now_ms();
-	bool		advanced;
 
 	Assert(my_write_ts >= 0);
 	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
-	my_write_ts = Max(oracle->last_ts + 1, now);
-	oracle->last_ts = my_write_ts;
-	oracle->last_write_ts = my_write_ts;
+	my_write_ts = mzc_oracle_next_write(now);
 	oracle->inflight[MyBackendId] = my_write_ts;
-	advanced = mzc_oracle_recompute();
 	LWLockRelease(oracle->lock);
 
-	if (advanced)
-		ConditionVariableBroadcast(&oracle->upper_cv);
+	/* The old timestamp may be closable now. */
+	ConditionVariableBroadcast(&oracle->upper_cv);
 	return my_write_ts;
 }
 
@@ -218,8 +270,6 @@ mzcoord_has_write_ts(void)
 void
 mzcoord_oracle_end_write(void)
 {
-	bool		advanced;
-
 	if (my_write_ts < 0 || oracle == NULL)
 	{
 		my_write_ts = -1;
@@ -233,47 +283,42 @@ mzcoord_oracle_end_write(void)
 		SetInvalidVirtualTransactionId(oracle->writers[MyBackendId]);
 		oracle->ninflight--;
 	}
-	advanced = mzc_oracle_recompute();
 	LWLockRelease(oracle->lock);
 
+	/*
+	 * The read timestamp is closed lazily, by whoever reads next (closing it
+	 * here would give every later write a new timestamp); wake the waiters.
+	 */
 	my_write_ts = -1;
-	if (advanced)
-		ConditionVariableBroadcast(&oracle->upper_cv);
+	ConditionVariableBroadcast(&oracle->upper_cv);
 }
 
 /*
- * The tick: an empty write at the current time moves idle time forward.
- * Returns the table timeline upper afterwards.
+ * The tick: an empty write at the current time moves idle time forward, and
+ * closes the read timestamp.  Returns the table timeline upper afterwards.
  */
 mzc_ts
 mzcoord_oracle_tick(void)
 {
 	mzc_ts		now = mzcoord_now_ms();
 	mzc_ts		upper;
-	bool		advanced;
 
 	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
-	if (now > oracle->last_ts)
-		oracle->last_ts = now;
-	advanced = mzc_oracle_recompute();
+	if (oracle->ninflight == 0)
+		(void) mzc_oracle_next_write(now);
+	oracle->read_ts = mzc_oracle_closable();
 	upper = oracle->read_ts + 1;
 	LWLockRelease(oracle->lock);
 
-	if (advanced)
-		ConditionVariableBroadcast(&oracle->upper_cv);
+	ConditionVariableBroadcast(&oracle->upper_cv);
 	return upper;
 }
 
-/* The oracle's read timestamp. */
+/* The oracle's read timestamp (observing it closes it). */
 mzc_ts
 mzcoord_oracle_read_ts(void)
 {
-	mzc_ts		ts;
-
-	LWLockAcquire(oracle->lock, LW_SHARED);
-	ts = oracle->read_ts;
-	LWLockRelease(oracle->lock);
-	return ts;
+	return mzc_oracle_close();
 }
 
 /* The shared upper of all registered tables. */
@@ -294,9 +339,9 @@ mzcoord_oracle_bootstrap(mzc_ts max_durable_upper)
 	mzc_ts		start = Max(now, max_durable_upper);
 
 	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
-	if (start > oracle->last_ts)
-		oracle->last_ts = start;
-	(void) mzc_oracle_recompute();
+	if (oracle->ninflight == 0)
+		(void) mzc_oracle_next_write(start);
+	oracle->read_ts = mzc_oracle_closable();
 	LWLockRelease(oracle->lock);
 	ConditionVariableBroadcast(&oracle->upper_cv);
 }
@@ -327,12 +372,9 @@ mzcoord_wait_for_table_upper(mzc_ts ts)
 
 		SetInvalidVirtualTransactionId(writer);
 		ConditionVariablePrepareToSleep(&oracle->upper_cv);
-		LWLockAcquire(oracle->lock, LW_SHARED);
-		if (oracle->read_ts >= ts)
-		{
-			LWLockRelease(oracle->lock);
+		if (mzc_oracle_close() >= ts)
 			break;
-		}
+		LWLockAcquire(oracle->lock, LW_SHARED);
 		for (int i = 0; i < oracle->nslots; i++)
 			if (oracle->inflight[i] >= 0 && oracle->inflight[i] <= ts &&
 				(least < 0 || oracle->inflight[i] < least))
@@ -346,7 +388,7 @@ mzcoord_wait_for_table_upper(mzc_ts ts)
 		{
 			ConditionVariableCancelSleep();
 			(void) VirtualXactLock(writer, true);
-			/* The writer's commit advanced read_ts; look again. */
+			/* The writer has ended; look again. */
 			continue;
 		}
 		(void) ConditionVariableTimedSleep(&oracle->upper_cv, 1000,
