@@ -413,9 +413,14 @@ mzcoord_ctl_require_ready_fn(Oid fn_oid)
 
 	if (OidIsValid(fn_oid) || verified_lxid == MyProc->lxid)
 	{
-		LWLockAcquire(ctl->lock, LW_SHARED);
+		/*
+		 * Read without the lock: both are aligned words written under the
+		 * exclusive lock, and a stale answer only matters while the
+		 * controller is being reset, when the caller's own locked section
+		 * then finds no collection and fails anyway.
+		 */
+		pg_read_barrier();
 		ok = ctl->ready && ctl->epoch == verified_epoch;
-		LWLockRelease(ctl->lock);
 		if (ok && !OidIsValid(fn_oid))
 			return;
 		if (ok)
@@ -543,7 +548,7 @@ map_gid(int32 slot)
  */
 
 static int32
-hold_entry_alloc(int32 slot, mzc_ts time)
+hold_entry_alloc(int32 slot, mzc_ts time, TimestampTz now)
 {
 	int32		i = ctl->hold_free_head;
 	MzcHoldEntry *h;
@@ -558,7 +563,7 @@ hold_entry_alloc(int32 slot, mzc_ts time)
 	h->pid = MyProcPid;
 	h->backend = MyBackendId;
 	h->lxid = MyProc->lxid;
-	h->acquired_at = GetCurrentTimestamp();
+	h->acquired_at = now;
 	return i;
 }
 
@@ -614,7 +619,8 @@ mzcoord_ctl_release_holds(const MzcLocalHold *holds, int nholds)
  * always safe, and the caller raises an error anyway).
  */
 static bool
-acquire_holds_locked(const int32 *slots, const mzc_ts *times, int n)
+acquire_holds_locked(const int32 *slots, const mzc_ts *times, int n,
+					 TimestampTz now)
 {
 	if (ctl->nholds_free < n ||
 		ctl->pool.nfree - ctl->reserved_nodes < n)
@@ -628,7 +634,7 @@ acquire_holds_locked(const int32 *slots, const mzc_ts *times, int n)
 		lh.epoch = ctl->epoch;
 		lh.slot = slots[i];
 		lh.time = times[i];
-		lh.entry = hold_entry_alloc(slots[i], times[i]);
+		lh.entry = hold_entry_alloc(slots[i], times[i], now);
 		mzcoord_record_local_hold(&lh);
 	}
 	return true;
@@ -742,7 +748,7 @@ report_not_registered(Oid relid)
  * or -1.
  */
 static int
-resolve_targets_locked(MzcTarget *t, int n)
+resolve_targets_locked(MzcTarget *t, int n, mzc_ts table_upper)
 {
 	for (int i = 0; i < n; i++)
 	{
@@ -753,9 +759,28 @@ resolve_targets_locked(MzcTarget *t, int n)
 		t[i].slot = slot;
 		t[i].gid = ctl_info[slot].gid;
 		t[i].since = mzc_coll_since(&ctl->colls, slot);
-		t[i].upper = slot_upper(slot, mzcoord_table_upper());
+		t[i].upper = slot_upper(slot, table_upper);
 	}
 	return -1;
+}
+
+/*
+ * Are the targets resolved under an earlier (shared) lock still the same
+ * live collections, with sinces not beyond ts?  Caller holds the lock.
+ */
+static bool
+targets_still_valid_locked(const MzcTarget *t, int n, mzc_ts ts)
+{
+	for (int i = 0; i < n; i++)
+	{
+		int32		slot = lookup_rel(t[i].relid);
+
+		if (slot != t[i].slot || ctl_slots[slot].state != MZC_COLL_ACTIVE ||
+			ctl_info[slot].gid != t[i].gid ||
+			!mzc_frontier_le_ts(mzc_coll_since(&ctl->colls, slot), ts))
+			return false;
+	}
+	return true;
 }
 
 /* Raise the since violation for the targets whose since is beyond ts. */
@@ -799,6 +824,8 @@ mzcoord_acquire_read_hold(PG_FUNCTION_ARGS)
 	bool		nospace = false;
 	int32	   *slots;
 	mzc_ts	   *times;
+	mzc_ts		table_upper;
+	TimestampTz now;
 
 	mzcoord_require_shmem();
 	if (PG_ARGISNULL(0))
@@ -814,9 +841,11 @@ mzcoord_acquire_read_hold(PG_FUNCTION_ARGS)
 	mzcoord_reserve_local_holds(n);
 	slots = palloc(sizeof(int32) * n);
 	times = palloc(sizeof(mzc_ts) * n);
+	table_upper = mzcoord_table_upper();
+	now = GetCurrentTimestamp();
 
 	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
-	bad = resolve_targets_locked(t, n);
+	bad = resolve_targets_locked(t, n, table_upper);
 	if (bad < 0)
 	{
 		mzc_frontier least = mzc_frontier_at(0);
@@ -835,7 +864,7 @@ mzcoord_acquire_read_hold(PG_FUNCTION_ARGS)
 			times[i] = at;
 		}
 		if (!violation)
-			nospace = !acquire_holds_locked(slots, times, n);
+			nospace = !acquire_holds_locked(slots, times, n, now);
 	}
 	LWLockRelease(ctl->lock);
 
@@ -918,13 +947,16 @@ ts_call_parse(FunctionCallInfo fcinfo, MzcTsCall *c)
 	c->blocking = palloc(sizeof(int32) * c->n);
 }
 
-/* Determine the timestamp; caller holds the lock (any mode). */
+/*
+ * Determine the timestamp; caller holds the lock (any mode) and observed
+ * the oracle's read timestamp (c->oracle_ts) before taking it.
+ */
 static void
 ts_call_determine_locked(MzcTsCall *c)
 {
 	mzc_ts_request req;
 
-	c->bad = resolve_targets_locked(c->targets, c->n);
+	c->bad = resolve_targets_locked(c->targets, c->n, c->oracle_ts + 1);
 	if (c->bad >= 0)
 		return;
 	for (int i = 0; i < c->n; i++)
@@ -932,7 +964,6 @@ ts_call_determine_locked(MzcTsCall *c)
 		c->inputs[i].since = c->targets[i].since;
 		c->inputs[i].upper = c->targets[i].upper;
 	}
-	c->oracle_ts = mzcoord_oracle_read_ts();
 
 	memset(&req, 0, sizeof(req));
 	req.isolation = c->isolation;
@@ -1026,6 +1057,7 @@ mzcoord_select_timestamp(PG_FUNCTION_ARGS)
 	int32	   *slots;
 	mzc_ts	   *times;
 	mzc_ts		chosen;
+	TimestampTz now;
 
 	mzcoord_require_shmem();
 	ts_call_parse(fcinfo, &c);
@@ -1034,18 +1066,34 @@ mzcoord_select_timestamp(PG_FUNCTION_ARGS)
 	slots = palloc(sizeof(int32) * c.n);
 	times = palloc(sizeof(mzc_ts) * c.n);
 
-	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+	c.oracle_ts = mzcoord_oracle_read_ts();
+	now = GetCurrentTimestamp();
+
+	/*
+	 * Decide under the shared lock; take the holds under the exclusive one,
+	 * after checking that no since moved past the chosen time meanwhile (if
+	 * one did, decide again under the exclusive lock).  This keeps the
+	 * exclusive section, which every reader's commit also needs, short.
+	 */
+	LWLockAcquire(ctl->lock, LW_SHARED);
 	ts_call_determine_locked(&c);
+	LWLockRelease(ctl->lock);
 	if (c.bad < 0 && c.status == MZC_OK)
 	{
-		for (int i = 0; i < c.n; i++)
+		LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+		if (!targets_still_valid_locked(c.targets, c.n, c.res.timestamp))
+			ts_call_determine_locked(&c);
+		if (c.bad < 0 && c.status == MZC_OK)
 		{
-			slots[i] = c.targets[i].slot;
-			times[i] = c.res.timestamp;
+			for (int i = 0; i < c.n; i++)
+			{
+				slots[i] = c.targets[i].slot;
+				times[i] = c.res.timestamp;
+			}
+			nospace = !acquire_holds_locked(slots, times, c.n, now);
 		}
-		nospace = !acquire_holds_locked(slots, times, c.n);
+		LWLockRelease(ctl->lock);
 	}
-	LWLockRelease(ctl->lock);
 
 	ts_call_report(&c);
 	if (nospace)
@@ -1147,6 +1195,7 @@ mzcoord_explain_timestamp(PG_FUNCTION_ARGS)
 	mzcoord_require_shmem();
 	ts_call_parse(fcinfo, &c);
 	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	c.oracle_ts = mzcoord_oracle_read_ts();
 
 	LWLockAcquire(ctl->lock, LW_SHARED);
 	ts_call_determine_locked(&c);
@@ -1255,6 +1304,8 @@ mzcoord_ctl_hold_gids(const int64 *gids, int n)
 	int			bad = -1;
 	bool		nospace = false;
 
+	TimestampTz now = GetCurrentTimestamp();
+
 	mzcoord_ctl_require_ready();
 	mzcoord_reserve_local_holds(n);
 
@@ -1273,7 +1324,7 @@ mzcoord_ctl_hold_gids(const int64 *gids, int n)
 		least = mzc_frontier_join(least, mzc_frontier_at(times[i]));
 	}
 	if (bad < 0)
-		nospace = !acquire_holds_locked(slots, times, n);
+		nospace = !acquire_holds_locked(slots, times, n, now);
 	LWLockRelease(ctl->lock);
 
 	if (bad >= 0)
@@ -1636,27 +1687,25 @@ mzcoord_ctl_hold_for_read(Oid relid, mzc_ts at)
 	bool		violation = false;
 	bool		nospace = false;
 
+	mzc_ts		table_upper;
+	TimestampTz now;
+
 	memset(&t, 0, sizeof(t));
 	t.relid = relid;
 	mzcoord_ctl_require_ready();
 	mzcoord_reserve_local_holds(1);
+	table_upper = mzcoord_table_upper();
+	now = GetCurrentTimestamp();
 
 	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
-	bad = resolve_targets_locked(&t, 1);
+	bad = resolve_targets_locked(&t, 1, table_upper);
 	if (bad < 0)
 	{
-		/* An existing hold of ours at or below `at` already protects it. */
-		for (int32 i = 0; i < ctl->max_holds && !covered; i++)
-		{
-			MzcHoldEntry *h = &ctl_holds[i];
-
-			covered = h->in_use && h->slot == t.slot && h->pid == MyProcPid &&
-				h->lxid == MyProc->lxid && h->time <= at &&
-				mzc_frontier_le_ts(t.since, at);
-		}
+		/* An existing hold of this transaction at or below `at` protects it. */
+		covered = mzcoord_local_holds_cover(ctl->epoch, t.slot, at);
 		violation = !covered && !mzc_frontier_le_ts(t.since, at);
 		if (!covered && !violation)
-			nospace = !acquire_holds_locked(&t.slot, &at, 1);
+			nospace = !acquire_holds_locked(&t.slot, &at, 1, now);
 	}
 	LWLockRelease(ctl->lock);
 
@@ -1678,8 +1727,9 @@ mzcoord_ctl_wait_complete(Oid relid, mzc_ts at)
 	c.targets = palloc0(sizeof(MzcTarget));
 	c.targets[0].relid = relid;
 	c.n = 1;
+	c.oracle_ts = mzcoord_oracle_read_ts();
 	LWLockAcquire(ctl->lock, LW_SHARED);
-	c.bad = resolve_targets_locked(c.targets, 1);
+	c.bad = resolve_targets_locked(c.targets, 1, c.oracle_ts + 1);
 	LWLockRelease(ctl->lock);
 	if (c.bad >= 0)
 		report_not_registered(relid);

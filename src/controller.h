@@ -93,6 +93,7 @@ extern void mzcoord_stage_init(void);
 extern void mzcoord_reserve_local_holds(int n);
 extern void mzcoord_record_local_hold(const MzcLocalHold *hold);
 extern int	mzcoord_local_hold_count(void);
+extern bool mzcoord_local_holds_cover(uint64 epoch, int32 slot, mzc_ts at);
 extern void mzcoord_release_local_holds(void);
 
 /*

@@ -138,6 +138,21 @@ mzcoord_local_hold_count(void)
 	return nlocal_holds;
 }
 
+/*
+ * Does this backend hold slot (of controller incarnation epoch) at a time
+ * at or before `at`?  Its own holds are transaction holds, so this is
+ * "does the current transaction hold it".
+ */
+bool
+mzcoord_local_holds_cover(uint64 epoch, int32 slot, mzc_ts at)
+{
+	for (int i = 0; i < nlocal_holds; i++)
+		if (local_holds[i].epoch == epoch && local_holds[i].slot == slot &&
+			local_holds[i].time <= at)
+			return true;
+	return false;
+}
+
 /* Release every transaction hold of this backend (takes the lock). */
 void
 mzcoord_release_local_holds(void)
