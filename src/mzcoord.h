@@ -85,6 +85,7 @@ extern void mzcoord_require_shmem(void);
 
 /* worker.c */
 extern void mzcoord_register_launcher(void);
+extern bool mzcoord_extension_ready(void);
 extern PGDLLEXPORT void mzcoord_launcher_main(Datum main_arg);
 extern PGDLLEXPORT void mzcoord_coordinator_main(Datum main_arg);
 

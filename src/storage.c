@@ -919,6 +919,33 @@ reconcile_subtract(void *arg, TupleTableSlot *row, int64 n)
 }
 
 /*
+ * Start a reconciliation: a row set holding the contents of rel, as seen by
+ * snapshot, each row with count 1 per copy.  The history's contents are
+ * then subtracted from it with reconcile_subtract.
+ */
+static void
+reconcile_begin(ReconcileState *st, Relation rel, TupleDesc desc,
+				Snapshot snapshot)
+{
+	TupleTableSlot *slot;
+	TableScanDesc scan;
+
+	st->desc = desc;
+	st->set = mzcoord_rowset_create(desc, CurrentMemoryContext);
+	slot = table_slot_create(rel, NULL);
+	scan = table_beginscan(rel, snapshot, 0, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		slot_getallattrs(slot);
+		(void) mzcoord_rowset_add(st->set, slot->tts_values, slot->tts_isnull,
+								  mzcoord_row_hash(desc, slot->tts_values,
+												   slot->tts_isnull), 1);
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
  * After DDL changed relid's columns: change its history's columns the same
  * way, then record at this transaction's write timestamp whatever makes the
  * history's contents equal the table's again (new columns with defaults,
@@ -985,7 +1012,6 @@ follow_columns(Oid relid)
 		Snapshot	snapshot;
 		ReconcileState st;
 		TupleTableSlot *slot;
-		TableScanDesc scan;
 		int64		negative;
 		mzc_ts		w;
 		MzcHistoryWriter writer;
@@ -993,20 +1019,7 @@ follow_columns(Oid relid)
 		mzcoord_prepare_write(h, true, true, InvalidOid);
 		w = mzcoord_write_ts();
 		snapshot = RegisterSnapshot(GetLatestSnapshot());
-		st.desc = desc;
-		st.set = mzcoord_rowset_create(desc, CurrentMemoryContext);
-
-		slot = table_slot_create(rel, NULL);
-		scan = table_beginscan(rel, snapshot, 0, NULL);
-		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-		{
-			slot_getallattrs(slot);
-			(void) mzcoord_rowset_add(st.set, slot->tts_values, slot->tts_isnull,
-									  mzcoord_row_hash(desc, slot->tts_values,
-													   slot->tts_isnull), 1);
-		}
-		table_endscan(scan);
-		ExecDropSingleTupleTableSlot(slot);
+		reconcile_begin(&st, rel, desc, snapshot);
 
 		mzcoord_history_contents(h, desc, snapshot, PG_INT64_MAX,
 								 reconcile_subtract, &st, &negative);
@@ -1134,8 +1147,6 @@ check_contents(ProblemSink *sink, StorageCheckRow *r, Relation rel,
 	TupleDesc	desc = RelationGetDescr(rel);
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	ReconcileState st;
-	TupleTableSlot *slot;
-	TableScanDesc scan;
 	int64		negative;
 	int64		upto = PG_INT64_MAX;
 	int64		missing = 0;
@@ -1167,19 +1178,7 @@ check_contents(ProblemSink *sink, StorageCheckRow *r, Relation rel,
 		SPI_finish();
 	}
 
-	st.desc = desc;
-	st.set = mzcoord_rowset_create(desc, CurrentMemoryContext);
-	slot = table_slot_create(rel, NULL);
-	scan = table_beginscan(rel, snapshot, 0, NULL);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-	{
-		slot_getallattrs(slot);
-		(void) mzcoord_rowset_add(st.set, slot->tts_values, slot->tts_isnull,
-								  mzcoord_row_hash(desc, slot->tts_values,
-												   slot->tts_isnull), 1);
-	}
-	table_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
+	reconcile_begin(&st, rel, desc, snapshot);
 	mzcoord_history_contents(h, desc, snapshot, upto, reconcile_subtract, &st,
 							 &negative);
 	UnregisterSnapshot(snapshot);

@@ -413,23 +413,6 @@ new_round(void)
 			(void) hash_search(compact_states, &st->gid, HASH_REMOVE, NULL);
 }
 
-/* Same test as the tick's: the extension is there and not being changed. */
-static bool
-extension_ready(void)
-{
-	Oid			extoid;
-
-	if (RecoveryInProgress())
-		return false;
-	extoid = get_extension_oid("mzcoord", true);
-	if (!OidIsValid(extoid))
-		return false;
-	if (!ConditionalLockDatabaseObject(ExtensionRelationId, extoid, 0,
-									   AccessShareLock))
-		return false;
-	return get_extension_oid("mzcoord", true) == extoid;
-}
-
 /* Load the storage rows of the given collections into compact_states. */
 static void
 load_states(int64 *gids, int n)
@@ -580,7 +563,7 @@ compact_one(MzcCompactState *st, int64 since)
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, "mzcoord compaction");
-	if (!extension_ready())
+	if (!mzcoord_extension_ready())
 	{
 		PopActiveSnapshot();
 		CommitTransactionCommand();
@@ -703,7 +686,7 @@ mzcoord_storage_tick(void)
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	MemoryContextSwitchTo(compact_cxt);
-	if (!extension_ready())
+	if (!mzcoord_extension_ready())
 	{
 		PopActiveSnapshot();
 		CommitTransactionCommand();

@@ -386,8 +386,8 @@ mzc_claim_coordinator(void)
  * is held until the end of the transaction, so the extension's objects stay
  * in place for the whole tick.
  */
-static bool
-mzc_extension_ready(void)
+bool
+mzcoord_extension_ready(void)
 {
 	Oid			extoid;
 
@@ -419,7 +419,7 @@ mzc_coordinator_tick(MemoryContext tick_cxt)
 	old = MemoryContextSwitchTo(tick_cxt);
 	pgstat_report_activity(STATE_RUNNING, "mzcoord tick");
 
-	if (mzc_extension_ready())
+	if (mzcoord_extension_ready())
 	{
 		/*
 		 * Bootstrap the controller if needed, advance the table timeline and
