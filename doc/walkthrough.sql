@@ -72,4 +72,6 @@ SELECT * FROM prices ORDER BY item;
 SELECT * FROM mzcoord.read_at(NULL::prices, :u + 5) ORDER BY item;
 
 SELECT * FROM mzcoord.check_consistency();
-DROP TABLE orders, prices;
+
+-- orders and prices stay, to explore: SELECT * FROM mzcoord.frontiers;
+-- SELECT * FROM mzcoord.holds; SELECT * FROM mzcoord.storage;
