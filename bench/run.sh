@@ -413,7 +413,7 @@ report() {
 }
 
 require_root
-ensure_packages
+ensure_packages bsdextrautils	# column(1) for the report
 sync_build_tree
 build_and_install
 start_cluster
