@@ -11,34 +11,9 @@
 #include <string.h>
 
 #include "jsonapi.h"
+#include "fuzz_util.h"
 
 #define MAX_ARENA (64u << 20)
-
-static char *arena_mem;
-static size_t arena_cap;
-
-static void
-check(int cond, const char *what)
-{
-	if (!cond)
-	{
-		fprintf(stderr, "fuzz_select_as_ofs: %s\n", what);
-		abort();
-	}
-}
-
-static char *
-arena_of(size_t size)
-{
-	if (size > arena_cap)
-	{
-		free(arena_mem);
-		arena_mem = malloc(size);
-		check(arena_mem != NULL, "out of memory");
-		arena_cap = size;
-	}
-	return arena_mem;
-}
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,6 +21,8 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t		cap = mzc_json_arena_size(size);
+
+	fuzz_target_name = "fuzz_select_as_ofs";
 	mzc_status	st;
 	mzc_arena	a;
 	const char *out = NULL;
