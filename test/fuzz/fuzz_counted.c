@@ -43,65 +43,9 @@ next_byte(reader *r)
 	return *r->p++;
 }
 
-typedef struct model
-{
-	int64_t		count[NC][NTIMES];
-	int32_t		nfree;
-} model;
-
-static int
-m_frontier(const model *m, int k)
-{
-	int			t;
-
-	for (t = 0; t < NTIMES; t++)
-		if (m->count[k][t] > 0)
-			return t;
-	return -1;
-}
-
-static mzc_status
-m_apply(model *m, int k, const mzc_update *u, int n)
-{
-	int64_t		sum[NTIMES];
-	int			f = m_frontier(m, k);
-	int32_t		needed = 0,
-				freed = 0;
-	int			i,
-				t;
-
-	memset(sum, 0, sizeof(sum));
-	for (i = 0; i < n; i++)
-	{
-		if (u[i].time < 0)
-			return MZC_ERR_INVALID;
-		sum[u[i].time] += u[i].diff;
-	}
-	for (t = 0; t < NTIMES; t++)
-	{
-		int64_t		before = m->count[k][t],
-					after = before + sum[t];
-
-		if (sum[t] == 0)
-			continue;
-		if (after < 0)
-			return MZC_ERR_NEGATIVE_COUNT;
-		if (after > 0 && before == 0)
-		{
-			if (f < 0 || t < f)
-				return MZC_ERR_BEFORE_FRONTIER;
-			needed++;
-		}
-		if (after == 0 && before > 0)
-			freed++;
-	}
-	if (needed - freed > m->nfree)
-		return MZC_ERR_NO_SPACE;
-	for (t = 0; t < NTIMES; t++)
-		m->count[k][t] += sum[t];
-	m->nfree -= needed - freed;
-	return MZC_OK;
-}
+#define MODEL_TIMES NTIMES
+#define MODEL_COUNTED NC
+#include "../unit/model_counted.h"
 
 static void
 compare(const model *m, const mzc_count_pool *pool, const mzc_counted *cs)
@@ -113,7 +57,7 @@ compare(const model *m, const mzc_count_pool *pool, const mzc_counted *cs)
 	check(mzc_count_pool_validate(pool, NULL) == MZC_OK, "pool invalid");
 	for (k = 0; k < NC; k++)
 	{
-		int			f = m_frontier(m, k);
+		int			f = model_frontier(m, k);
 		mzc_frontier got = mzc_counted_frontier(pool, &cs[k]);
 		int			distinct = 0;
 
@@ -168,7 +112,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (t < 0)
 				break;
 			t %= NTIMES;
-			if (m_frontier(&m, k) >= 0)
+			if (model_frontier(&m, k) >= 0)
 				want = MZC_ERR_STATE;
 			else if (m.nfree < 1)
 				want = MZC_ERR_NO_SPACE;
@@ -200,7 +144,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			mzc_update	u[16];
 			int			n = (b >> 4) & 15,
 						i;
-			int			before = m_frontier(&m, k);
+			int			before = model_frontier(&m, k);
 			mzc_status	want,
 						got;
 			mzc_counted_effect eff;
@@ -216,12 +160,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				u[i].time = t == 255 ? -1 : t % NTIMES;
 				u[i].diff = (int64_t) (d % 9) - 4;
 			}
-			want = m_apply(&m, k, u, n);
+			want = model_apply(&m, k, u, n);
 			got = mzc_counted_apply(&pool, &cs[k], u, n, &eff, NULL);
 			check(got == want, "apply status differs");
 			if (got == MZC_OK)
 			{
-				int			after = m_frontier(&m, k);
+				int			after = model_frontier(&m, k);
 
 				check(eff.changed == (before != after), "effect.changed");
 				check(before < 0 ? eff.old_frontier.empty :

@@ -175,85 +175,11 @@ test_invalid_batches(void **state)
 	assert_int_equal(mzc_counted_seed(&pool, &c, 5, 0, &err), MZC_ERR_INVALID);
 }
 
-/*
- * The naive model: counts per time in [0, MODEL_TIMES), over NCOUNTED
- * counted frontiers that share one pool.
- */
+/* The naive model, over NCOUNTED counted frontiers that share one pool. */
 #define MODEL_TIMES 48
 #define NCOUNTED 3
-
-typedef struct model
-{
-	int64_t		count[NCOUNTED][MODEL_TIMES];
-	int32_t		nfree;
-} model;
-
-static int32_t
-model_distinct(const model *m, int k)
-{
-	int32_t		n = 0;
-	int			t;
-
-	for (t = 0; t < MODEL_TIMES; t++)
-		if (m->count[k][t] > 0)
-			n++;
-	return n;
-}
-
-static int
-model_frontier(const model *m, int k)
-{
-	int			t;
-
-	for (t = 0; t < MODEL_TIMES; t++)
-		if (m->count[k][t] > 0)
-			return t;
-	return -1;
-}
-
-/* What the model says applying batch u to counted k does. */
-static mzc_status
-model_apply(model *m, int k, const mzc_update *raw, int32_t n)
-{
-	int64_t		sum[MODEL_TIMES];
-	int			f = model_frontier(m, k);
-	int32_t		needed = 0,
-				freed = 0;
-	int			t,
-				i;
-
-	memset(sum, 0, sizeof(sum));
-	for (i = 0; i < n; i++)
-	{
-		if (raw[i].time < 0)
-			return MZC_ERR_INVALID;
-		sum[raw[i].time] += raw[i].diff;
-	}
-	for (t = 0; t < MODEL_TIMES; t++)
-	{
-		int64_t		before = m->count[k][t];
-		int64_t		after = before + sum[t];
-
-		if (sum[t] == 0)
-			continue;
-		if (after < 0)
-			return MZC_ERR_NEGATIVE_COUNT;
-		if (after > 0 && before == 0)
-		{
-			if (f < 0 || t < f)
-				return MZC_ERR_BEFORE_FRONTIER;
-			needed++;
-		}
-		if (after == 0 && before > 0)
-			freed++;
-	}
-	if (needed - freed > m->nfree)
-		return MZC_ERR_NO_SPACE;
-	for (t = 0; t < MODEL_TIMES; t++)
-		m->count[k][t] += sum[t];
-	m->nfree -= needed - freed;
-	return MZC_OK;
-}
+#define MODEL_COUNTED NCOUNTED
+#include "model_counted.h"
 
 static void
 compare(const model *m, mzc_counted *cs)
