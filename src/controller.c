@@ -2089,6 +2089,7 @@ typedef struct MzcPersistRow
 	int64		gid;
 	mzc_frontier since;
 	mzc_frontier upper;
+	bool		written;		/* set by persist_rows */
 } MzcPersistRow;
 
 /* Rows the current tick persists (worker only; in the tick's context). */
@@ -2109,6 +2110,22 @@ durable_since(int32 slot, const mzc_frontier *min_dep_hold)
 	return f;
 }
 
+static int
+cmp_int64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/*
+ * Write the rows' frontiers to mzcoord.collections in one statement.  Rows
+ * that another transaction has locked (a source's upper advance still in
+ * progress, DDL) are skipped rather than waited for: the coordinator must
+ * not stall behind a user's open transaction.  Sets rows[i].written for the
+ * rows written; the others are tried again at the next tick.
+ */
 static void
 persist_rows(MzcPersistRow *rows, int n)
 {
@@ -2122,12 +2139,15 @@ persist_rows(MzcPersistRow *rows, int n)
 	Oid			argtypes[3] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID};
 	Datum		values[3];
 	int			rc;
+	int64	   *written;
+	uint64		nwritten;
 
 	for (int i = 0; i < n; i++)
 	{
 		gids[i] = CStringGetTextDatum(gid_text(rows[i].gid));
 		sinces[i] = frontier_datum(rows[i].since, &since_nulls[i]);
 		uppers[i] = frontier_datum(rows[i].upper, &upper_nulls[i]);
+		rows[i].written = false;
 	}
 	values[0] = PointerGetDatum(construct_md_array(gids, NULL, 1, dims, lbs,
 												   TEXTOID, -1, false, TYPALIGN_INT));
@@ -2135,20 +2155,41 @@ persist_rows(MzcPersistRow *rows, int n)
 												   INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	values[2] = PointerGetDatum(construct_md_array(uppers, upper_nulls, 1, dims, lbs,
 												   INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+
+	/*
+	 * A source's advance writes its upper itself, in its own transaction;
+	 * a value the controller read before that commit must never lower it.
+	 */
 	rc = SPI_execute_with_args(
+							   "WITH free AS ("
+							   "  SELECT l.global_id FROM mzcoord.collections l"
+							   "   WHERE l.global_id = ANY ($1)"
+							   "     FOR NO KEY UPDATE SKIP LOCKED)"
 							   "UPDATE mzcoord.collections c"
 							   "   SET since = v.since,"
-	/* A source's advance writes its upper itself; a stale value never lowers it. */
 							   "       upper = CASE WHEN c.upper IS NULL OR v.upper < c.upper"
 							   "                    THEN c.upper ELSE v.upper END"
-							   "  FROM unnest($1, $2, $3) AS v(global_id, since, upper)"
-							   " WHERE c.global_id = v.global_id"
-							   "   AND (c.since IS DISTINCT FROM v.since"
-							   "        OR c.upper IS DISTINCT FROM v.upper)",
+							   "  FROM unnest($1, $2, $3) AS v(global_id, since, upper), free f"
+							   " WHERE c.global_id = v.global_id AND f.global_id = c.global_id"
+							   " RETURNING c.global_id",
 							   3, argtypes, values, NULL, false, 0);
-	if (rc != SPI_OK_UPDATE)
+	if (rc != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "mzcoord: could not persist frontiers: %s",
 			 SPI_result_code_string(rc));
+
+	nwritten = SPI_processed;
+	written = palloc(sizeof(int64) * Max(nwritten, 1));
+	for (uint64 r = 0; r < nwritten; r++)
+	{
+		char	   *g = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1);
+
+		if (!mzcoord_parse_gid(g, &written[r]))
+			written[r] = -1;
+	}
+	qsort(written, nwritten, sizeof(int64), cmp_int64);
+	for (int i = 0; i < n; i++)
+		rows[i].written = bsearch(&rows[i].gid, written, nwritten,
+								  sizeof(int64), cmp_int64) != NULL;
 }
 
 /*
@@ -2323,6 +2364,11 @@ mzcoord_controller_tick_committed(void)
 
 			if (info->gid != pending_rows[i].gid)
 				continue;
+			if (!pending_rows[i].written)
+			{
+				info->recheck = true;	/* locked by someone: next tick */
+				continue;
+			}
 			info->persisted = true;
 			info->durable_since = pending_rows[i].since;
 			info->durable_upper = pending_rows[i].upper;
