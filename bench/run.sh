@@ -83,6 +83,19 @@ max_locks_per_transaction = 256"
 	wait_ready
 }
 
+# pgbench_pair <id> <mzcoord script> <baseline script>: alternate the two,
+# round by round, with 1 and 8 clients.
+pgbench_pair() {
+	local id=$1 mz=$2 base=$3
+	chown "$MZ_USER" "$mz" "$base"
+	for c in 1 8; do
+		for r in $(seq 1 "$ROUNDS"); do
+			record "$id" "clients=$c" mzcoord tps "$r" "$(pgbench_tps "$c" "$mz")"
+			record "$id" "clients=$c" baseline tps "$r" "$(pgbench_tps "$c" "$base")"
+		done
+	done
+}
+
 # --------------------------------------------------------------------------
 # B1: select_timestamp in a transaction vs pg_advisory_xact_lock_shared
 # --------------------------------------------------------------------------
@@ -92,13 +105,7 @@ bench_b1() {
 	local mz=$BENCH_DIR/b1_mz.sql base=$BENCH_DIR/b1_base.sql
 	printf "BEGIN;\nSELECT mzcoord.select_timestamp(ARRAY['b1'::regclass]);\nCOMMIT;\n" >"$mz"
 	printf "BEGIN;\nSELECT pg_advisory_xact_lock_shared(1);\nCOMMIT;\n" >"$base"
-	chown "$MZ_USER" "$mz" "$base"
-	for c in 1 8; do
-		for r in $(seq 1 "$ROUNDS"); do
-			record B1 "clients=$c" mzcoord tps "$r" "$(pgbench_tps "$c" "$mz")"
-			record B1 "clients=$c" baseline tps "$r" "$(pgbench_tps "$c" "$base")"
-		done
-	done
+	pgbench_pair B1 "$mz" "$base"
 }
 
 # --------------------------------------------------------------------------
@@ -111,13 +118,7 @@ bench_b2() {
 	local mz=$BENCH_DIR/b2_mz.sql base=$BENCH_DIR/b2_base.sql
 	printf "INSERT INTO b2r VALUES (:client_id, 'a short row');\n" >"$mz"
 	printf "INSERT INTO b2u VALUES (:client_id, 'a short row');\n" >"$base"
-	chown "$MZ_USER" "$mz" "$base"
-	for c in 1 8; do
-		for r in $(seq 1 "$ROUNDS"); do
-			record B2 "clients=$c" mzcoord tps "$r" "$(pgbench_tps "$c" "$mz")"
-			record B2 "clients=$c" baseline tps "$r" "$(pgbench_tps "$c" "$base")"
-		done
-	done
+	pgbench_pair B2 "$mz" "$base"
 }
 
 # Server-side milliseconds of one statement (run in a DO block).

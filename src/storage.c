@@ -336,11 +336,12 @@ mzcoord_history_lookup(Oid relid, bool missing_ok)
 }
 
 /*
- * "c1, c2, ..." (each with prefix) for the live attributes of reldesc, in
- * attribute order: the history columns that hold them.
+ * A comma-separated list with one entry per live attribute of reldesc, in
+ * attribute order: the history column ("c<attnum>") or the quoted column
+ * name, each after prefix.
  */
-char *
-mzcoord_history_column_list(TupleDesc reldesc, const char *prefix)
+static char *
+column_list(TupleDesc reldesc, const char *prefix, bool history)
 {
 	StringInfoData buf;
 	bool		first = true;
@@ -352,31 +353,28 @@ mzcoord_history_column_list(TupleDesc reldesc, const char *prefix)
 
 		if (att->attisdropped)
 			continue;
-		appendStringInfo(&buf, "%s%sc%d", first ? "" : ", ", prefix, att->attnum);
+		appendStringInfo(&buf, "%s%s", first ? "" : ", ", prefix);
+		if (history)
+			appendStringInfo(&buf, "c%d", att->attnum);
+		else
+			appendStringInfoString(&buf, quote_identifier(NameStr(att->attname)));
 		first = false;
 	}
 	return buf.data;
 }
 
-/* "a, b, ..." (quoted, each with prefix) for the live attributes of reldesc. */
+/* "c1, c2, ...": the history columns that hold reldesc's live attributes. */
+char *
+mzcoord_history_column_list(TupleDesc reldesc, const char *prefix)
+{
+	return column_list(reldesc, prefix, true);
+}
+
+/* "a, b, ...": reldesc's live attributes, quoted. */
 char *
 mzcoord_relation_column_list(TupleDesc reldesc, const char *prefix)
 {
-	StringInfoData buf;
-	bool		first = true;
-
-	initStringInfo(&buf);
-	for (int i = 0; i < reldesc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(reldesc, i);
-
-		if (att->attisdropped)
-			continue;
-		appendStringInfo(&buf, "%s%s%s", first ? "" : ", ", prefix,
-						 quote_identifier(NameStr(att->attname)));
-		first = false;
-	}
-	return buf.data;
+	return column_list(reldesc, prefix, false);
 }
 
 /* ----------------------------------------------------------------

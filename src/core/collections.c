@@ -588,9 +588,10 @@ apply_holds(mzc_collections *set, int32_t slot, coll_plan *plan,
 	return MZC_OK;
 }
 
-mzc_status
-mzc_coll_acquire(mzc_collections *set, int32_t slot, mzc_ts t,
-				 mzc_coll_effect *effect, mzc_error *err)
+/* One count more (+1) or less (-1) at t: the heart of acquire and release. */
+static mzc_status
+single_hold(mzc_collections *set, int32_t slot, mzc_ts t, int64_t diff,
+			mzc_coll_effect *effect, mzc_error *err)
 {
 	coll_plan	plan;
 	mzc_status	st;
@@ -601,27 +602,23 @@ mzc_coll_acquire(mzc_collections *set, int32_t slot, mzc_ts t,
 		return mzc_fail(err, MZC_ERR_INVALID,
 						"hold time must not be negative: %lld", (long long) t);
 	plan.updates[0].time = t;
-	plan.updates[0].diff = 1;
+	plan.updates[0].diff = diff;
 	plan.n = 1;
 	return apply_holds(set, slot, &plan, effect, err);
+}
+
+mzc_status
+mzc_coll_acquire(mzc_collections *set, int32_t slot, mzc_ts t,
+				 mzc_coll_effect *effect, mzc_error *err)
+{
+	return single_hold(set, slot, t, 1, effect, err);
 }
 
 mzc_status
 mzc_coll_release(mzc_collections *set, int32_t slot, mzc_ts t,
 				 mzc_coll_effect *effect, mzc_error *err)
 {
-	coll_plan	plan;
-	mzc_status	st;
-
-	if ((st = require_live(set, slot, err)) != MZC_OK)
-		return st;
-	if (!mzc_ts_valid(t))
-		return mzc_fail(err, MZC_ERR_INVALID,
-						"hold time must not be negative: %lld", (long long) t);
-	plan.updates[0].time = t;
-	plan.updates[0].diff = -1;
-	plan.n = 1;
-	return apply_holds(set, slot, &plan, effect, err);
+	return single_hold(set, slot, t, -1, effect, err);
 }
 
 mzc_status
