@@ -22,6 +22,10 @@
  * the reservation counters and the ready/epoch state.  Readers that only copy
  * values out take it shared; everything that changes state takes it
  * exclusive.  ready_cv is broadcast when the controller becomes ready.
+ * One exception: the readiness fast path reads `ready` and `epoch` without
+ * the lock (aligned words, written only under the exclusive lock); a stale
+ * answer is caught by the caller's own locked section, which then finds no
+ * collection and fails.
  *
  * Lock order: the controller lock, then the oracle lock (oracle.c); never the
  * other way round.  The worker-status spinlock (shmem.c) is never held
