@@ -6,6 +6,9 @@
 --
 SELECT wait_until($$SELECT ready FROM mzcoord.controller_status()$$);
 SET timezone = 'UTC';
+-- Times far beyond the clock are refused (mzcoord.max_future, one year by
+-- default); these tests use the year 2100.
+SET mzcoord.max_future = '36600d';
 
 CREATE SCHEMA rf;
 CREATE TABLE rf.t (a int);
@@ -78,6 +81,10 @@ SELECT try($$SELECT mzcoord.create_materialized_view('rf.x', 'SELECT 1', refresh
 SELECT try($$SELECT mzcoord.create_materialized_view('rf.x', 'SELECT 1', refresh => ARRAY['every 1.5 ms'])$$);
 SELECT try($$SELECT mzcoord.create_materialized_view('rf.x', 'SELECT 1', refresh => ARRAY['every 1 hour aligned to'])$$);
 SELECT try($$SELECT mzcoord.create_materialized_view('rf.x', 'SELECT 1', refresh => ARRAY['every sometimes'])$$);
+-- Beyond mzcoord.max_future.
+RESET mzcoord.max_future;
+SELECT try($$SELECT mzcoord.create_materialized_view('rf.x', 'SELECT a FROM rf.t', refresh => ARRAY['at 2100-01-01 00:00:00+00'])$$);
+SELECT try($$SELECT mzcoord.create_materialized_view('rf.x', 'SELECT a FROM rf.t', refresh => ARRAY['at 9223372036854775807'])$$);
 -- Only past times: it would never refresh.
 SELECT try($$SELECT mzcoord.create_materialized_view('rf.x', 'SELECT a FROM rf.t', refresh => ARRAY['at 5', 'at 2000-01-01 00:00:00+00'])$$);
 SELECT count(*) AS no_x FROM mzcoord.items WHERE name = 'x';

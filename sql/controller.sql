@@ -172,17 +172,25 @@ SELECT wait_until($$SELECT c.since = f.since FROM mzcoord.collections c
                     WHERE f.relation = 'ct1'::regclass$$);
 
 -- A since that only follows its policy is written at most once per
--- mzcoord.since_persist_interval (the tests run with 0: every change).
+-- mzcoord.since_persist_interval (the tests run with 0: every change), and
+-- the live since never passes the since the catalog has: what a restart
+-- would bring back.  With a long interval the since stays put meanwhile.
 ALTER SYSTEM SET mzcoord.since_persist_interval = '1h';
 SELECT pg_reload_conf();
-SELECT wait_until($$SELECT f.since > c.since FROM mzcoord.collections c
-                     JOIN mzcoord.frontiers f ON f.global_id = c.global_id
-                    WHERE f.relation = 'ct1'::regclass$$) AS catalog_lags_live_since;
+SELECT pg_sleep(0.3);
+SELECT since AS held_since FROM mzcoord.frontiers WHERE relation = 'ct1'::regclass \gset
+SELECT pg_sleep(1.5);
+SELECT f.since = :held_since AS since_waits_for_catalog,
+       f.since = c.since AS live_is_durable,
+       f.upper - f.since > 2000 AS policy_would_move
+  FROM mzcoord.collections c JOIN mzcoord.frontiers f ON f.global_id = c.global_id
+ WHERE f.relation = 'ct1'::regclass;
 ALTER SYSTEM RESET mzcoord.since_persist_interval;
 SELECT pg_reload_conf();
-SELECT wait_until($$SELECT c.since = f.since FROM mzcoord.collections c
-                     JOIN mzcoord.frontiers f ON f.global_id = c.global_id
-                    WHERE f.relation = 'ct1'::regclass$$) AS caught_up;
+SELECT wait_until(format($$SELECT f.since > %s AND c.since = f.since
+                             FROM mzcoord.collections c
+                             JOIN mzcoord.frontiers f ON f.global_id = c.global_id
+                            WHERE f.relation = 'ct1'::regclass$$, :held_since)) AS caught_up;
 
 -- ---------------------------------------------------------------------
 -- Privileges: anyone may hold and select; nobody else may stage.

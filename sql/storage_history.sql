@@ -42,7 +42,7 @@ SELECT count(*) AS rows, count(DISTINCT ts) AS times, sum(diff) AS total
   FROM :hist;
 
 -- Each step below is one transaction; afterwards its write timestamp and
--- the table's contents are recorded.
+-- the table's contents are recorded, and the step is read.
 CREATE TABLE steps (step int, what text, ts bigint);
 CREATE TABLE snaps (step int, r text);
 CREATE FUNCTION record_step(p_step int, p_what text) RETURNS void
@@ -55,6 +55,10 @@ BEGIN
        INTO v_ts;
     INSERT INTO steps VALUES (p_step, p_what, v_ts);
     INSERT INTO snaps SELECT p_step, h::text FROM sh.h;
+    -- Observe the step as a strict serializable read would: later writes
+    -- then commit at later times (without a read in between, writes may
+    -- share a timestamp, a group commit).
+    PERFORM mzcoord.select_timestamp(ARRAY['sh.h'::regclass], 'strict serializable');
 END
 $$;
 SELECT record_step(0, 'registration');

@@ -79,6 +79,7 @@
 #include "utils/timestamp.h"
 
 #include "catalog.h"
+#include "controller.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_sql_retain_history_ms);
 PG_FUNCTION_INFO_V1(mzcoord_sql_refresh_canonical);
@@ -351,6 +352,7 @@ mzc_parse_refresh_clause(const char *text, MzcRefreshClause *out)
 	{
 		out->kind = MZC_REFRESH_AT;
 		out->at = mzc_parse_refresh_time(norm.data + 3, text);
+		mzcoord_check_user_time(out->at, "refresh time");
 	}
 	else if (strncmp(lower, "every ", 6) == 0)
 	{

@@ -53,9 +53,13 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
@@ -70,6 +74,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -86,9 +91,6 @@
 StaticAssertDecl(MZC_MAX_INPUTS <= MZC_COLL_MAX_DEPS,
 				 "inputs must fit the core's dependency list");
 
-/* How long functions wait for the controller to become ready. */
-#define MZC_READY_WAIT_MS 5000
-
 /* Glue-side facts about a core slot. */
 typedef struct MzcSlotInfo
 {
@@ -101,6 +103,7 @@ typedef struct MzcSlotInfo
 	bool		persisted;		/* durable_* hold what the catalog has */
 	mzc_frontier durable_since;
 	mzc_frontier durable_upper;
+	mzc_frontier durable_hold;	/* one count at the committed since ({}: none) */
 	bool		recheck;		/* recompute the durable since next tick */
 	TimestampTz created_at;
 	TimestampTz persisted_at;	/* when durable_* were last written */
@@ -232,13 +235,19 @@ frontier_datum(mzc_frontier f, bool *isnull)
 	return Int64GetDatum(f.empty ? 0 : f.ts);
 }
 
-/* The live upper of a slot: tables share the timeline's. */
+/*
+ * The live upper of a slot: tables share the timeline's.  A table just
+ * registered is complete at its registration time already (no write to it
+ * can commit there: its writers commit after its registration), even while
+ * other writers keep the shared upper a little behind.
+ */
 static mzc_frontier
 slot_upper(int32 slot, mzc_ts table_upper)
 {
 	if (ctl_info[slot].kind == MZC_KIND_TABLE &&
 		ctl_slots[slot].state == MZC_COLL_ACTIVE)
-		return mzc_frontier_at(table_upper);
+		return mzc_frontier_join(mzc_frontier_at(table_upper),
+								 ctl_slots[slot].upper);
 	return ctl_slots[slot].upper;
 }
 
@@ -260,8 +269,11 @@ retain_policy(int64 retain_ms)
 static int32
 ctl_nodes_for(int32 capacity, int32 max_holds)
 {
-	/* The implied capability and one count per dependency edge per slot, plus holds. */
-	return capacity * (1 + MZC_COLL_MAX_DEPS) + max_holds;
+	/*
+	 * The implied capability, the durable hold and one count per dependency
+	 * edge per slot, plus holds.
+	 */
+	return capacity * (2 + MZC_COLL_MAX_DEPS) + max_holds;
 }
 
 Size
@@ -384,9 +396,41 @@ static uint64 verified_epoch = 0;
 static LocalTransactionId verified_lxid = InvalidLocalTransactionId;
 
 /*
+ * Was the extension (ext) created by the current transaction?  Remembered
+ * per transaction once true.
+ */
+static bool
+extension_created_here(Oid ext)
+{
+	static LocalTransactionId created_lxid = InvalidLocalTransactionId;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		here = false;
+
+	if (!OidIsValid(ext))
+		return false;
+	if (created_lxid == MyProc->lxid)
+		return true;
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(ext));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		here = TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data));
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (here)
+		created_lxid = MyProc->lxid;
+	return here;
+}
+
+/*
  * Functions that need the controller call this: the controller must serve
  * this database and have bootstrapped the extension that exists now.  Waits
- * up to MZC_READY_WAIT_MS, then raises 57P03.  fn_oid is the calling SQL
+ * up to mzcoord.ready_timeout, then raises 57P03.  fn_oid is the calling SQL
  * function (fcinfo->flinfo->fn_oid), or InvalidOid from elsewhere.
  */
 void
@@ -437,8 +481,18 @@ mzcoord_ctl_require_ready_fn(Oid fn_oid)
 	}
 
 	ext = get_extension_oid("mzcoord", true);
+
+	/*
+	 * The extension was created by this very transaction: the coordinator
+	 * cannot load it before it commits.  Timestamps are valid all the same
+	 * (the oracle is set up at server start), and the bootstrap after the
+	 * commit loads what the transaction creates.
+	 */
+	if (extension_created_here(ext))
+		return;
 	for (;;)
 	{
+
 		char		error[MZC_ERROR_LEN];
 
 		LWLockAcquire(ctl->lock, LW_SHARED);
@@ -452,7 +506,7 @@ mzcoord_ctl_require_ready_fn(Oid fn_oid)
 		if (deadline == 0)
 		{
 			deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-												   MZC_READY_WAIT_MS);
+												   mzcoord_ready_timeout);
 			ConditionVariablePrepareToSleep(&ctl->ready_cv);
 			continue;
 		}
@@ -901,6 +955,7 @@ typedef struct MzcTsCall
 	mzc_status	status;
 	mzc_error	err;
 	mzc_ts		oracle_ts;
+	mzc_ts		table_upper;	/* read after oracle_ts was closed */
 	int			bad;
 } MzcTsCall;
 
@@ -952,6 +1007,20 @@ ts_call_parse(FunctionCallInfo fcinfo, MzcTsCall *c)
 }
 
 /*
+ * The oracle's read timestamp for the call.  A strict serializable read and
+ * a read of the freshest table write close the timeline at every write
+ * committed so far (the linearization point); the other levels only look.
+ */
+static mzc_ts
+ts_call_oracle_ts(const MzcTsCall *c)
+{
+	if (c->isolation == MZC_ISO_STRICT_SERIALIZABLE ||
+		c->when == MZC_WHEN_FRESHEST_TABLE_WRITE)
+		return mzcoord_oracle_read_ts();
+	return mzcoord_oracle_readable();
+}
+
+/*
  * Determine the timestamp; caller holds the lock (any mode) and observed
  * the oracle's read timestamp (c->oracle_ts) before taking it.
  */
@@ -960,7 +1029,7 @@ ts_call_determine_locked(MzcTsCall *c)
 {
 	mzc_ts_request req;
 
-	c->bad = resolve_targets_locked(c->targets, c->n, c->oracle_ts + 1);
+	c->bad = resolve_targets_locked(c->targets, c->n, c->table_upper);
 	if (c->bad >= 0)
 		return;
 	for (int i = 0; i < c->n; i++)
@@ -1070,7 +1139,8 @@ mzcoord_select_timestamp(PG_FUNCTION_ARGS)
 	slots = palloc(sizeof(int32) * c.n);
 	times = palloc(sizeof(mzc_ts) * c.n);
 
-	c.oracle_ts = mzcoord_oracle_read_ts();
+	c.oracle_ts = ts_call_oracle_ts(&c);
+	c.table_upper = mzcoord_table_upper();
 	now = GetCurrentTimestamp();
 
 	/*
@@ -1199,7 +1269,8 @@ mzcoord_explain_timestamp(PG_FUNCTION_ARGS)
 	mzcoord_require_shmem();
 	ts_call_parse(fcinfo, &c);
 	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
-	c.oracle_ts = mzcoord_oracle_read_ts();
+	c.oracle_ts = ts_call_oracle_ts(&c);
+	c.table_upper = mzcoord_table_upper();
 
 	LWLockAcquire(ctl->lock, LW_SHARED);
 	ts_call_determine_locked(&c);
@@ -1348,7 +1419,7 @@ staged_nodes(const MzcStaged *s)
 	switch (s->op)
 	{
 		case MZC_STAGE_CREATE:
-			return 1 + s->ninputs;
+			return 2 + s->ninputs;
 		case MZC_STAGE_POLICY:
 		case MZC_STAGE_DROP:
 		case MZC_STAGE_UPPER:
@@ -1389,6 +1460,19 @@ mzcoord_ctl_reserve(List *staged, MzcReservation *r)
 	bool		ready;
 	bool		full_slots = false;
 	bool		full_nodes = false;
+
+	/*
+	 * Created together with the extension: nothing to publish (the
+	 * controller cannot serve an extension that is not committed yet); the
+	 * coordinator's bootstrap loads it all from the catalog after the commit.
+	 */
+	if (extension_created_here(get_extension_oid("mzcoord", true)))
+	{
+		r->epoch = PG_UINT64_MAX;
+		r->slots = 0;
+		r->nodes = 0;
+		return;
+	}
 
 	foreach(lc, staged)
 	{
@@ -1483,6 +1567,58 @@ policy_for(MzcKind kind, int64 retain_ms)
 }
 
 /*
+ * The durable hold: one count at the since the catalog has committed, so
+ * that the live since never passes what a restart would bring back (no
+ * since regresses across a crash, and compaction, which follows the live
+ * since, never passes a durable one).  The tick moves it forward once it has
+ * made a later since durable.  A new collection's since is committed with
+ * its catalog row, in the transaction that publishes it.
+ */
+static bool
+durable_hold_init_locked(int32 slot, mzc_error *err)
+{
+	mzc_frontier since = mzc_coll_since(&ctl->colls, slot);
+
+	if (since.empty)
+		return true;
+	if (mzc_coll_acquire(&ctl->colls, slot, since.ts, NULL, err) != MZC_OK)
+		return false;
+	ctl_info[slot].durable_hold = since;
+	return true;
+}
+
+/* Release the durable hold (the collection is dropped); caller holds the lock. */
+static bool
+durable_hold_release_locked(int32 slot, mzc_error *err)
+{
+	mzc_frontier hold = ctl_info[slot].durable_hold;
+
+	if (hold.empty)
+		return true;
+	ctl_info[slot].durable_hold = mzc_frontier_empty();
+	return mzc_coll_release(&ctl->colls, slot, hold.ts, NULL, err) == MZC_OK;
+}
+
+/*
+ * Move the durable hold up to a since the catalog now has; caller holds the
+ * lock.  Never back.  On a core failure (no pool node for the propagation)
+ * the hold stays where it is, which is always safe; the next tick retries.
+ */
+static void
+durable_hold_advance_locked(int32 slot, mzc_frontier since)
+{
+	mzc_frontier hold = ctl_info[slot].durable_hold;
+	mzc_error	err;
+
+	if (hold.empty || !mzc_frontier_lt(hold, since))
+		return;
+	if (mzc_coll_downgrade(&ctl->colls, slot, hold.ts, since, NULL, &err) == MZC_OK)
+		ctl_info[slot].durable_hold = since;
+	else
+		ctl_info[slot].recheck = true;
+}
+
+/*
  * Create a collection in the core and map it; caller holds the lock.
  * Returns false on a core failure (reported in err).
  */
@@ -1514,6 +1650,9 @@ create_locked(int64 gid, const char *item_id, Oid relid, MzcKind kind,
 	ctl_info[slot].retain_ms = MZC_DEFAULT_RETAIN_MS;
 	ctl_info[slot].created_at = GetCurrentTimestamp();
 	ctl_info[slot].recheck = true;
+	ctl_info[slot].durable_hold = mzc_frontier_empty();
+	if (!durable_hold_init_locked(slot, err))
+		return false;
 	if (!map_gid(slot))
 	{
 		snprintf(err->message, sizeof(err->message), "global id table is full");
@@ -1565,6 +1704,8 @@ apply_staged_locked(const MzcStaged *s, mzc_error *err)
 			if (slot < 0)
 				return true;
 			unmap_rel(slot);
+			if (!durable_hold_release_locked(slot, err))
+				return false;
 			return mzc_coll_drop(&ctl->colls, slot, NULL, err) == MZC_OK;
 		case MZC_STAGE_UPPER:
 			slot = lookup_gid(s->gid);
@@ -1731,7 +1872,7 @@ mzcoord_ctl_wait_complete(Oid relid, mzc_ts at)
 	c.targets = palloc0(sizeof(MzcTarget));
 	c.targets[0].relid = relid;
 	c.n = 1;
-	c.oracle_ts = mzcoord_oracle_read_ts();
+	c.oracle_ts = mzcoord_oracle_readable();
 	LWLockAcquire(ctl->lock, LW_SHARED);
 	c.bad = resolve_targets_locked(c.targets, 1, c.oracle_ts + 1);
 	LWLockRelease(ctl->lock);
@@ -2048,9 +2189,13 @@ bootstrap(Oid ext)
 
 	rows = boot_read_catalog(&n);
 
-	/* Time never goes back: start the oracle at every durable upper. */
+	/*
+	 * Time never goes back: the oracle resumes above its durable ceiling and
+	 * every durable table upper.  Sources keep their own times.
+	 */
 	for (int i = 0; i < n; i++)
-		if (!rows[i].upper.empty && rows[i].upper.ts > max_upper)
+		if (rows[i].kind == MZC_KIND_TABLE && !rows[i].upper.empty &&
+			rows[i].upper.ts > max_upper)
 			max_upper = rows[i].upper.ts;
 	mzcoord_oracle_bootstrap(max_upper);
 	table_upper = mzcoord_oracle_tick();
@@ -2377,6 +2522,9 @@ mzcoord_controller_tick_committed(void)
 			info->durable_since = pending_rows[i].since;
 			info->durable_upper = pending_rows[i].upper;
 			info->persisted_at = GetCurrentTimestamp();
+			if (ctl_slots[pending_rows[i].slot].state == MZC_COLL_ACTIVE)
+				durable_hold_advance_locked(pending_rows[i].slot,
+											pending_rows[i].since);
 		}
 		ctl->resync = false;
 		LWLockRelease(ctl->lock);
@@ -2424,6 +2572,12 @@ copy_collections(int *n)
 	int			k = 0;
 	mzc_ts		table_upper;
 
+	/*
+	 * Looking at the frontiers is a read: it closes the table timeline at
+	 * the writes committed so far, so that a user sees the upper pass a write
+	 * that committed before the look.
+	 */
+	(void) mzcoord_oracle_read_ts();
 	LWLockAcquire(ctl->lock, LW_SHARED);
 	table_upper = mzcoord_table_upper();
 	for (int32 s = 0; s < ctl->capacity; s++)
@@ -2618,7 +2772,7 @@ mzcoord_controller_status(PG_FUNCTION_ARGS)
 	v[5] = Int32GetDatum(copy.capacity);
 	v[6] = Int32GetDatum(copy.max_holds - copy.nholds_free);
 	v[7] = Int32GetDatum(copy.max_holds);
-	v[8] = Int64GetDatum(mzcoord_oracle_read_ts());
+	v[8] = Int64GetDatum(mzcoord_oracle_readable());
 	v[9] = CStringGetTextDatum(copy.bootstrap_error);
 	nl[9] = copy.bootstrap_error[0] == '\0';
 	v[10] = Float8GetDatum(copy.bootstrap_us / 1000.0);

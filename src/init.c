@@ -35,8 +35,10 @@ char	   *mzcoord_database = NULL;
 int			mzcoord_tick_interval = 1000;
 int			mzcoord_max_collections = 4096;
 int			mzcoord_max_holds = 8192;
-int			mzcoord_since_persist_interval = 30000;
+int			mzcoord_since_persist_interval = 1000;
 bool		mzcoord_auto_compact = true;
+int			mzcoord_ready_timeout = 10000;
+int			mzcoord_max_future = 366 * 24 * 60;
 
 bool		mzcoord_preloaded = false;
 
@@ -78,12 +80,32 @@ _PG_init(void)
 
 	DefineCustomIntVariable("mzcoord.since_persist_interval",
 							"Least time between two writes of a since that only follows its policy.",
-							"Such a since is re-derived from the policy and the upper after a "
-							"restart; 0 writes every change at the next tick.",
+							"A since advances only once it is durable, so this also bounds how "
+							"far such a since may lag its policy; 0 writes every change at the "
+							"next tick.",
 							&mzcoord_since_persist_interval,
-							30000, 0, 3600 * 1000,
+							1000, 0, 3600 * 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("mzcoord.ready_timeout",
+							"How long a call waits for the coordinator to load the catalog.",
+							"After a start, a crash restart or CREATE EXTENSION, calls that need "
+							"the controller wait up to this long before failing with 57P03.",
+							&mzcoord_ready_timeout,
+							10000, 0, 3600 * 1000,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("mzcoord.max_future",
+							"How far beyond the wall clock a time given by a user may be.",
+							"Appends, upper advances and refresh times beyond it are refused.",
+							&mzcoord_max_future,
+							366 * 24 * 60, 1, INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_MIN,
 							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("mzcoord.auto_compact",

@@ -3,41 +3,56 @@
  * oracle.c
  *	  The timestamp oracle and the table timeline.
  *
- * write_ts() hands out write timestamps at least the wall clock (milliseconds
- * since the Unix epoch) and greater than every timestamp anyone may have
- * read at.  A transaction that writes a registered table takes its write
- * timestamp at its first write and is "in flight" until it ends.
+ * Every registered table shares one timeline (Materialize's txn-wal upper).
+ * A table write's timestamp is fixed when its transaction commits, as
+ * Materialize assigns table writes their timestamp in a group commit:
  *
- * The read timestamp read_ts is the largest time at which every write is
- * complete and no write will ever come: a reader may read there.  It is
- * closed lazily, whenever someone observes it (a read choosing its time, a
- * read waiting for a time, the frontiers, the coordinator's tick):
+ * - At its first write a transaction takes a provisional timestamp W (the
+ *   one it will most likely commit at) and records its updates there.  It
+ *   is "open": it holds nothing back, so an idle or long writer costs nobody
+ *   else anything.
+ * - At pre-commit it is "sealed" at its commit timestamp C: W itself when W
+ *   is still above every time anyone may have read at (closed_ts) and not
+ *   below its floor, otherwise the next free timestamp; the data plane then
+ *   moves its own updates (and only those) from W to C.  From the seal until
+ *   the transaction has ended, the upper cannot pass C.
  *
- *	 read_ts = (least in-flight write ts) - 1, or the largest write timestamp
- *			   handed out when nothing is in flight; it never goes back.
+ * The floor is what a transaction observed: a READ COMMITTED statement, a
+ * TRUNCATE or an ALTER TABLE that reads with a fresh snapshot sees every
+ * transaction sealed before it, so it must commit at or after the largest
+ * sealed timestamp of that moment (it may retract rows they inserted).
  *
- * A new write gets max(now, read_ts + 1, last_write_ts + 1): greater than
- * every timestamp handed out before.  At more than one write per millisecond
- * that runs the oracle ahead of the clock, and every since (a lag behind the
- * upper) would then stall after the burst until the clock caught up.  So
- * once the oracle is MZC_MAX_AHEAD_MS ahead of the clock, a new write joins
- * the latest write timestamp instead, as long as nobody can have read there
- * (it is above read_ts): a group commit, as Materialize batches table writes
- * under one oracle timestamp.  Write timestamps never go back, so a write can
- * never retract a row inserted at a later time.
+ * The closed timestamp closed_ts is the largest time at which no new write
+ * can commit; the read timestamp (complete) is
  *
- * All registered tables share one upper, read_ts + 1 (Materialize's txn-wal
- * upper), so a committed write at t is readable at every time >= t once the
- * upper has passed t, no upper ever passes a write still in flight, and a
- * strict serializable read that starts after a write committed observes (and
- * closes) a read timestamp at or after it.  The tick also closes idle time
- * up to the wall clock (an empty write at now).
+ *	 read_ts = min(closed_ts, least sealed commit timestamp - 1)
+ *
+ * and all registered tables share the upper read_ts + 1.  A strict
+ * serializable read closes the timeline at or after every write sealed
+ * before it started (max_sealed), then waits only for the sealed writers at
+ * or below its time to finish committing: a read that starts after a commit
+ * returned sees it, and never waits for an open writer.  The coordinator's
+ * tick closes idle time up to the wall clock.  Several transactions may
+ * share one commit timestamp (a group commit), so write bursts do not run
+ * the oracle ahead of the clock.
+ *
+ * Durability.  Nothing is handed out above a durable ceiling: before a
+ * timestamp above it is used, the ceiling is raised (a small file written
+ * and fsynced, as sequences log values ahead), and the tick raises it well
+ * before it is reached, so it costs one write per interval, not one per
+ * transaction.  After any restart the timeline starts above the ceiling:
+ * no timestamp handed out or read before a crash can be handed out again.
+ *
+ * Only registered tables form this timeline: sources and scheduled
+ * refreshes carry their own times and never move the oracle.
  *
  * LOCKING: the oracle state below is protected by the oracle lock (second
- * lock of the "mzcoord" tranche).  Lock order: the controller lock, when
- * needed, is always taken before the oracle lock.  Nothing here can fail
- * while the lock is held.  Waiters for the upper sleep on upper_cv, which is
- * broadcast whenever read_ts or a source upper advances.
+ * lock of the "mzcoord" tranche); the ceiling file by the ceiling lock
+ * (third), which is taken without the oracle lock held and is never held
+ * while waiting for the oracle lock in exclusive mode by anyone else but its
+ * holder.  Lock order: controller lock, ceiling lock, oracle lock.  Nothing
+ * that can fail runs under the oracle lock.  Waiters for the upper sleep on
+ * upper_cv, broadcast whenever read_ts or a source upper advances.
  *
  * IDENTIFICATION
  *	  src/oracle.c
@@ -46,12 +61,18 @@
  */
 #include "postgres.h"
 
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "common/file_perm.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "port/pg_crc32c.h"
 #include "storage/backendid.h"
 #include "storage/condition_variable.h"
+#include "storage/fd.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
@@ -63,61 +84,252 @@
 #include "controller.h"
 #include "mzcoord.h"
 
+/* A backend's write in the current transaction. */
+typedef enum MzcWriteState
+{
+	MZC_WRITE_NONE = 0,
+	MZC_WRITE_OPEN,				/* provisional timestamp, holds nothing */
+	MZC_WRITE_SEALED			/* committing at ts: holds the upper below it */
+} MzcWriteState;
+
+typedef struct MzcWriteSlot
+{
+	MzcWriteState state;
+	mzc_ts		ts;
+} MzcWriteSlot;
+
 typedef struct MzcOracle
 {
 	LWLock	   *lock;
+	LWLock	   *ceiling_lock;
 	ConditionVariable upper_cv;
-	mzc_ts		last_write_ts;	/* largest write timestamp handed out */
-	mzc_ts		read_ts;		/* closed: complete, and no write will come */
-	int			ninflight;
+	mzc_ts		closed_ts;		/* no write commits at or below it */
+	mzc_ts		max_sealed;		/* largest commit timestamp taken */
+	mzc_ts		ceiling;		/* durable: nothing is used above it */
+	int			nsealed;
+	int			nopen;
 	int			nslots;			/* MaxBackends + 1, indexed by backend id */
-	VirtualTransactionId *writers;	/* nslots entries: who is in flight */
-	mzc_ts		inflight[FLEXIBLE_ARRAY_MEMBER];	/* -1: no write in flight */
+	VirtualTransactionId *writers;	/* nslots entries: whose write it is */
+	MzcWriteSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } MzcOracle;
 
 /*
- * How far ahead of the wall clock write timestamps may run before new
- * writes join the latest open write timestamp (group commit).
+ * The ceiling is raised to MZC_CEILING_WINDOW_MS beyond what is needed, and
+ * the tick raises it once less than half of that is left, so writers almost
+ * never wait for the file.  After a crash the timeline resumes at most this
+ * far ahead of the clock.
  */
-#define MZC_MAX_AHEAD_MS 10
+#define MZC_CEILING_WINDOW_MS 2000
+#define MZC_CEILING_DIR "pg_mzcoord"
+#define MZC_CEILING_FILE MZC_CEILING_DIR "/oracle"
+#define MZC_CEILING_TMP MZC_CEILING_DIR "/oracle.tmp"
+#define MZC_CEILING_MAGIC 0x4d5a4f31	/* "MZO1" */
+
+typedef struct MzcCeilingFile
+{
+	uint32		magic;
+	uint32		unused;
+	int64		ceiling;
+	pg_crc32c	crc;			/* of the fields above */
+} MzcCeilingFile;
 
 static MzcOracle *oracle = NULL;
 
-/* This backend's write timestamp in the current transaction, -1 if none. */
+/* This backend's write in the current transaction (mirrors its slot). */
+static MzcWriteState my_state = MZC_WRITE_NONE;
 static mzc_ts my_write_ts = -1;
+
+/* The least commit timestamp the transaction's observations allow. */
+static mzc_ts my_floor = 0;
+
+/* Sealed before pre-commit, by the catalog (a registration time). */
+static bool my_sealed_early = false;
+
+/* The commit timestamp of this session's last committed write, -1 if none. */
+static mzc_ts my_last_commit_ts = -1;
 
 Size
 mzcoord_oracle_shmem_size(void)
 {
-	Size		size = MAXALIGN(add_size(offsetof(MzcOracle, inflight),
-										 mul_size(MaxBackends + 1, sizeof(mzc_ts))));
+	Size		size = MAXALIGN(add_size(offsetof(MzcOracle, slots),
+										 mul_size(MaxBackends + 1, sizeof(MzcWriteSlot))));
 
 	return add_size(size, mul_size(MaxBackends + 1, sizeof(VirtualTransactionId)));
 }
 
+/* ----------------------------------------------------------------
+ * The durable ceiling
+ * ----------------------------------------------------------------
+ */
+
+static pg_crc32c
+ceiling_crc(const MzcCeilingFile *f)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, f, offsetof(MzcCeilingFile, crc));
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+/*
+ * The ceiling the last run wrote, 0 if there is none.  Runs in the
+ * postmaster (shmem startup, also after a crash).  A damaged file is
+ * reported and ignored: it can only come from a failed first write, since
+ * every later one replaces it atomically.
+ */
+static mzc_ts
+ceiling_load(void)
+{
+	MzcCeilingFile f;
+	FILE	   *file = AllocateFile(MZC_CEILING_FILE, PG_BINARY_R);
+	size_t		n;
+
+	if (file == NULL)
+	{
+		if (errno != ENOENT)
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("could not open file \"%s\": %m", MZC_CEILING_FILE)));
+		return 0;
+	}
+	n = fread(&f, 1, sizeof(f), file);
+	FreeFile(file);
+	if (n != sizeof(f) || f.magic != MZC_CEILING_MAGIC ||
+		!EQ_CRC32C(f.crc, ceiling_crc(&f)) || f.ceiling < 0)
+	{
+		ereport(LOG,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("mzcoord: ignoring damaged timestamp oracle file \"%s\"",
+						MZC_CEILING_FILE)));
+		return 0;
+	}
+	return f.ceiling;
+}
+
+/* Write the ceiling durably (caller holds the ceiling lock). */
+static void
+ceiling_write(mzc_ts ceiling)
+{
+	MzcCeilingFile f;
+	int			fd;
+
+	if (mkdir(MZC_CEILING_DIR, pg_dir_create_mode) == 0)
+		fsync_fname(".", true);
+	else if (errno != EEXIST)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", MZC_CEILING_DIR)));
+
+	memset(&f, 0, sizeof(f));
+	f.magic = MZC_CEILING_MAGIC;
+	f.ceiling = ceiling;
+	f.crc = ceiling_crc(&f);
+
+	fd = OpenTransientFile(MZC_CEILING_TMP, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", MZC_CEILING_TMP)));
+	errno = 0;
+	if (write(fd, &f, sizeof(f)) != sizeof(f))
+	{
+		int			save = errno ? errno : ENOSPC;
+
+		CloseTransientFile(fd);
+		errno = save;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", MZC_CEILING_TMP)));
+	}
+	if (pg_fsync(fd) != 0)
+	{
+		int			save = errno;
+
+		CloseTransientFile(fd);
+		errno = save;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not fsync file \"%s\": %m", MZC_CEILING_TMP)));
+	}
+	if (CloseTransientFile(fd) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", MZC_CEILING_TMP)));
+	/* Renames, then fsyncs the file and its directory. */
+	durable_rename(MZC_CEILING_TMP, MZC_CEILING_FILE, ERROR);
+}
+
+/*
+ * Make the ceiling at least need (plus the window).  Called without the
+ * oracle lock; the caller re-checks under it afterwards.
+ */
+static void
+ceiling_raise(mzc_ts need)
+{
+	mzc_ts		current;
+	mzc_ts		target;
+
+	LWLockAcquire(oracle->ceiling_lock, LW_EXCLUSIVE);
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	current = oracle->ceiling;
+	LWLockRelease(oracle->lock);
+	if (current >= need)
+	{
+		LWLockRelease(oracle->ceiling_lock);
+		return;
+	}
+	target = Max(need, mzcoord_now_ms());
+	target = target > PG_INT64_MAX - MZC_CEILING_WINDOW_MS ?
+		PG_INT64_MAX : target + MZC_CEILING_WINDOW_MS;
+	ceiling_write(target);
+
+	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+	oracle->ceiling = Max(oracle->ceiling, target);
+	LWLockRelease(oracle->lock);
+	LWLockRelease(oracle->ceiling_lock);
+}
+
 void
-mzcoord_oracle_shmem_init(LWLock *lock, bool found)
+mzcoord_oracle_shmem_init(LWLock *lock, LWLock *ceiling_lock, bool found)
 {
 	oracle = ShmemInitStruct("mzcoord oracle", mzcoord_oracle_shmem_size(),
 							 &found);
 	if (!found)
 	{
+		mzc_ts		ceiling = ceiling_load();
+
 		oracle->lock = lock;
+		oracle->ceiling_lock = ceiling_lock;
 		ConditionVariableInit(&oracle->upper_cv);
-		oracle->last_write_ts = 0;
-		oracle->read_ts = 0;
-		oracle->ninflight = 0;
+
+		/*
+		 * Anything up to the ceiling may have been handed out or read before
+		 * a crash: the new timeline starts above it.
+		 */
+		oracle->ceiling = ceiling;
+		oracle->closed_ts = ceiling;
+		oracle->max_sealed = ceiling;
+		oracle->nsealed = 0;
+		oracle->nopen = 0;
 		oracle->nslots = MaxBackends + 1;
 		oracle->writers = (VirtualTransactionId *)
-			((char *) oracle + MAXALIGN(offsetof(MzcOracle, inflight) +
-										sizeof(mzc_ts) * oracle->nslots));
+			((char *) oracle + MAXALIGN(offsetof(MzcOracle, slots) +
+										sizeof(MzcWriteSlot) * oracle->nslots));
 		for (int i = 0; i < oracle->nslots; i++)
 		{
-			oracle->inflight[i] = -1;
+			oracle->slots[i].state = MZC_WRITE_NONE;
+			oracle->slots[i].ts = -1;
 			SetInvalidVirtualTransactionId(oracle->writers[i]);
 		}
 	}
 }
+
+/* ----------------------------------------------------------------
+ * Reading the timeline
+ * ----------------------------------------------------------------
+ */
 
 /* The wall clock in milliseconds since the Unix epoch. */
 mzc_ts
@@ -130,234 +342,431 @@ mzcoord_now_ms(void)
 		(mzc_ts) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
 }
 
-/*
- * The read timestamp observation would close now: the least in-flight write
- * timestamp - 1, or the last write timestamp when nothing is in flight, or
- * the current one if that is later.  Caller holds the lock (either mode).
- */
+/* read_ts: complete, nothing more will commit there.  Lock held (any mode). */
 static mzc_ts
-mzc_oracle_closable(void)
+readable_locked(void)
 {
-	mzc_ts		candidate = oracle->last_write_ts;
+	mzc_ts		r = oracle->closed_ts;
 
-	if (oracle->ninflight > 0)
+	if (oracle->nsealed > 0)
 	{
 		for (int i = 0; i < oracle->nslots; i++)
-			if (oracle->inflight[i] >= 0 && oracle->inflight[i] - 1 < candidate)
-				candidate = oracle->inflight[i] - 1;
+			if (oracle->slots[i].state == MZC_WRITE_SEALED &&
+				oracle->slots[i].ts - 1 < r)
+				r = oracle->slots[i].ts - 1;
 	}
-	return Max(candidate, oracle->read_ts);
+	return r;
+}
+
+/* The next free commit timestamp; lock held. */
+static mzc_ts
+next_commit_locked(mzc_ts now, mzc_ts floor)
+{
+	mzc_ts		c = Max(now, oracle->closed_ts + 1);
+
+	/* Join the latest group if nobody can have read there yet. */
+	c = Max(c, oracle->max_sealed);
+	return Max(c, floor);
 }
 
 /*
- * Observe, and so close, the read timestamp.  Shared lock when nothing is to
- * close (the common case of reads without writes in between).
+ * Close the timeline at target (never back); raises the ceiling first if
+ * target is beyond it.  Returns closed_ts afterwards.
  */
 static mzc_ts
-mzc_oracle_close(void)
+close_at(mzc_ts target)
 {
-	mzc_ts		ts;
+	mzc_ts		closed;
 
-	LWLockAcquire(oracle->lock, LW_SHARED);
-	ts = mzc_oracle_closable();
-	if (ts == oracle->read_ts)
+	for (;;)
 	{
+		LWLockAcquire(oracle->lock, LW_SHARED);
+		closed = oracle->closed_ts;
+		if (target <= closed)
+		{
+			LWLockRelease(oracle->lock);
+			return closed;
+		}
+		if (target <= oracle->ceiling)
+			break;
 		LWLockRelease(oracle->lock);
-		return ts;
+		ceiling_raise(target);
 	}
 	LWLockRelease(oracle->lock);
 
 	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
-	ts = mzc_oracle_closable();
-	oracle->read_ts = ts;
+	if (target <= oracle->ceiling)
+		oracle->closed_ts = Max(oracle->closed_ts, target);
+	closed = oracle->closed_ts;
 	LWLockRelease(oracle->lock);
-	return ts;
-}
-
-/* The next write timestamp; caller holds the lock exclusively. */
-static mzc_ts
-mzc_oracle_next_write(mzc_ts now)
-{
-	mzc_ts		w = Max(now, oracle->read_ts + 1);
-
-	if (oracle->last_write_ts >= now + MZC_MAX_AHEAD_MS &&
-		oracle->last_write_ts > oracle->read_ts)
-		w = Max(w, oracle->last_write_ts);	/* join the open group */
-	else
-		w = Max(w, oracle->last_write_ts + 1);
-	oracle->last_write_ts = w;
-	return w;
-}
-
-/*
- * The current transaction's write timestamp: allocated at the first call and
- * in flight until the transaction ends (mzcoord_oracle_end_write).
- */
-mzc_ts
-mzcoord_write_ts(void)
-{
-	mzc_ts		now;
-	VirtualTransactionId vxid;
-
-	if (my_write_ts >= 0)
-		return my_write_ts;
-
-	Assert(MyBackendId > 0 && MyBackendId < oracle->nslots);
-	now = mzcoord_now_ms();
-	GET_VXID_FROM_PGPROC(vxid, *MyProc);
-
-	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
-	my_write_ts = mzc_oracle_next_write(now);
-	oracle->inflight[MyBackendId] = my_write_ts;
-	oracle->writers[MyBackendId] = vxid;
-	oracle->ninflight++;
-	LWLockRelease(oracle->lock);
-
-	return my_write_ts;
-}
-
-/*
- * The largest write timestamp handed out so far (0 if none since shared
- * memory was initialised).  A writer whose timestamp is below it knows that
- * some transaction may have written after it started writing.
- */
-mzc_ts
-mzcoord_oracle_last_write_ts(void)
-{
-	mzc_ts		ts;
-
-	LWLockAcquire(oracle->lock, LW_SHARED);
-	ts = oracle->last_write_ts;
-	LWLockRelease(oracle->lock);
-	return ts;
-}
-
-/*
- * Move the current transaction's write timestamp forward, to at least every
- * write timestamp handed out so far (joining the latest if nobody can have
- * read there yet) and beyond every read timestamp; returns it.  The caller
- * (the data plane) must move every update it recorded at the old timestamp
- * before it commits.  The transaction stays in flight throughout, now at the
- * new timestamp, so the upper can pass the old one: nothing committed there.
- */
-mzc_ts
-mzcoord_rebase_write_ts(void)
-{
-	mzc_ts		now = mzcoord_now_ms();
-
-	Assert(my_write_ts >= 0);
-	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
-	my_write_ts = mzc_oracle_next_write(now);
-	oracle->inflight[MyBackendId] = my_write_ts;
-	LWLockRelease(oracle->lock);
-
-	/* The old timestamp may be closable now. */
 	ConditionVariableBroadcast(&oracle->upper_cv);
-	return my_write_ts;
-}
-
-/* Does the current transaction hold a write timestamp? */
-bool
-mzcoord_has_write_ts(void)
-{
-	return my_write_ts >= 0;
+	return closed;
 }
 
 /*
- * End of the current transaction (commit or abort): the write is no longer in
- * flight.  Called from the transaction callbacks; cannot fail.
+ * The strict serializable read timestamp: at or after every write sealed
+ * so far and every time read before, closed so that nothing commits there
+ * any more.  The caller waits for the upper to pass it (sealed writers at
+ * or below it are finishing their commit).
  */
-void
-mzcoord_oracle_end_write(void)
-{
-	if (my_write_ts < 0 || oracle == NULL)
-	{
-		my_write_ts = -1;
-		return;
-	}
-
-	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
-	if (oracle->inflight[MyBackendId] >= 0)
-	{
-		oracle->inflight[MyBackendId] = -1;
-		SetInvalidVirtualTransactionId(oracle->writers[MyBackendId]);
-		oracle->ninflight--;
-	}
-	LWLockRelease(oracle->lock);
-
-	/*
-	 * The read timestamp is closed lazily, by whoever reads next (closing it
-	 * here would give every later write a new timestamp); wake the waiters.
-	 */
-	my_write_ts = -1;
-	ConditionVariableBroadcast(&oracle->upper_cv);
-}
-
-/*
- * The tick: an empty write at the current time moves idle time forward, and
- * closes the read timestamp.  Returns the table timeline upper afterwards.
- */
-mzc_ts
-mzcoord_oracle_tick(void)
-{
-	mzc_ts		now = mzcoord_now_ms();
-	mzc_ts		upper;
-
-	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
-	if (oracle->ninflight == 0)
-		(void) mzc_oracle_next_write(now);
-	oracle->read_ts = mzc_oracle_closable();
-	upper = oracle->read_ts + 1;
-	LWLockRelease(oracle->lock);
-
-	ConditionVariableBroadcast(&oracle->upper_cv);
-	return upper;
-}
-
-/* The oracle's read timestamp (observing it closes it). */
 mzc_ts
 mzcoord_oracle_read_ts(void)
 {
-	return mzc_oracle_close();
+	mzc_ts		target;
+
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	target = Max(oracle->closed_ts, oracle->max_sealed);
+	LWLockRelease(oracle->lock);
+	return close_at(target);
+}
+
+/*
+ * The latest commit timestamp or closed time, without closing anything:
+ * every committed table update is at or below it.
+ */
+mzc_ts
+mzcoord_oracle_latest(void)
+{
+	mzc_ts		ts;
+
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	ts = Max(oracle->closed_ts, oracle->max_sealed);
+	LWLockRelease(oracle->lock);
+	return ts;
+}
+
+/* The current read timestamp, without closing anything. */
+mzc_ts
+mzcoord_oracle_readable(void)
+{
+	mzc_ts		r;
+
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	r = readable_locked();
+	LWLockRelease(oracle->lock);
+	return r;
 }
 
 /* The shared upper of all registered tables. */
 mzc_ts
 mzcoord_table_upper(void)
 {
-	return mzcoord_oracle_read_ts() + 1;
+	return mzcoord_oracle_readable() + 1;
 }
 
 /*
- * Bootstrap: time never goes backwards across a restart, even if the clock
- * does: start at the largest durable upper if it is ahead of the clock.
+ * A creation time for collections with a timeline of their own (sources,
+ * materialized views without inputs): the clock, and never below the table
+ * timeline, so that reads across both behave as users expect.  Registers no
+ * write.
  */
-void
-mzcoord_oracle_bootstrap(mzc_ts max_durable_upper)
+mzc_ts
+mzcoord_oracle_now(void)
 {
 	mzc_ts		now = mzcoord_now_ms();
-	mzc_ts		start = Max(now, max_durable_upper);
+	mzc_ts		closed;
+
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	closed = oracle->closed_ts;
+	LWLockRelease(oracle->lock);
+	return Max(now, closed + 1);
+}
+
+/*
+ * Refuse a time a user supplies (an append, an upper, a refresh time) that
+ * is more than mzcoord.max_future beyond the wall clock: such a time can
+ * never become readable in practice, and would only pin whatever follows it.
+ */
+void
+mzcoord_check_user_time(int64 ts, const char *what)
+{
+	mzc_ts		now = mzcoord_now_ms();
+	mzc_ts		limit = now + (mzc_ts) mzcoord_max_future * 60 * 1000;
+
+	if (ts > limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s " INT64_FORMAT " is too far in the future", what,
+						(int64) ts),
+				 errdetail("Times more than mzcoord.max_future (%d min) beyond the current time are refused.",
+						   mzcoord_max_future)));
+}
+
+/* ----------------------------------------------------------------
+ * Writing
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The current transaction's write timestamp: a provisional one at the first
+ * call (the transaction is open until it ends or is sealed), the commit
+ * timestamp once sealed.
+ */
+mzc_ts
+mzcoord_write_ts(void)
+{
+	VirtualTransactionId vxid;
+	mzc_ts		w;
+
+	if (my_state != MZC_WRITE_NONE)
+		return my_write_ts;
+
+	Assert(MyBackendId > 0 && MyBackendId < oracle->nslots);
+	GET_VXID_FROM_PGPROC(vxid, *MyProc);
+	for (;;)
+	{
+		mzc_ts		now = mzcoord_now_ms();
+
+		LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+		w = next_commit_locked(now, 0);
+		if (w <= oracle->ceiling)
+			break;
+		LWLockRelease(oracle->lock);
+		ceiling_raise(w);
+	}
+	oracle->slots[MyBackendId].state = MZC_WRITE_OPEN;
+	oracle->slots[MyBackendId].ts = w;
+	oracle->writers[MyBackendId] = vxid;
+	oracle->nopen++;
+	LWLockRelease(oracle->lock);
+
+	my_state = MZC_WRITE_OPEN;
+	my_write_ts = w;
+	return w;
+}
+
+/* Does the current transaction hold a write timestamp? */
+bool
+mzcoord_has_write_ts(void)
+{
+	return my_state != MZC_WRITE_NONE;
+}
+
+/* Is the current transaction's write timestamp final (sealed)? */
+bool
+mzcoord_write_ts_sealed(void)
+{
+	return my_state == MZC_WRITE_SEALED;
+}
+
+/*
+ * The current transaction has seen (or may retract) what every transaction
+ * sealed so far wrote, and must commit at or after floor as well (floor 0:
+ * only the former).  Returns false if its commit timestamp is already fixed
+ * below that: it cannot move, and must fail.  Without a write in progress
+ * there is nothing to constrain: its first write comes after all of it.
+ */
+bool
+mzcoord_oracle_observe(mzc_ts floor)
+{
+	if (my_state == MZC_WRITE_NONE)
+		return true;
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	my_floor = Max(my_floor, Max(floor, oracle->max_sealed));
+	LWLockRelease(oracle->lock);
+	return my_state == MZC_WRITE_OPEN || my_floor <= my_write_ts;
+}
+
+/*
+ * Fix the current transaction's commit timestamp: its provisional timestamp
+ * if nobody can have read there and it is not below its floor, else the
+ * next free one.  From now on the upper stays below it until the transaction
+ * ends.  Returns it; the caller moves the updates recorded at other
+ * timestamps there before the commit.  Sealing twice returns the same
+ * timestamp.  Takes a write timestamp first if the transaction has none
+ * (the catalog fixes a registration time this way).
+ */
+mzc_ts
+mzcoord_oracle_seal(void)
+{
+	mzc_ts		c;
+	mzc_ts		floor = my_floor;
+
+	if (my_state == MZC_WRITE_NONE)
+		(void) mzcoord_write_ts();
+	if (my_state == MZC_WRITE_SEALED)
+		return my_write_ts;
+
+	for (;;)
+	{
+		mzc_ts		now = mzcoord_now_ms();
+
+		LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+		if (my_write_ts > oracle->closed_ts && my_write_ts >= floor)
+			c = my_write_ts;
+		else
+			c = next_commit_locked(now, floor);
+		if (c <= oracle->ceiling)
+			break;
+		LWLockRelease(oracle->lock);
+		ceiling_raise(c);
+	}
+	oracle->slots[MyBackendId].state = MZC_WRITE_SEALED;
+	oracle->slots[MyBackendId].ts = c;
+	oracle->nopen--;
+	oracle->nsealed++;
+	oracle->max_sealed = Max(oracle->max_sealed, c);
+	LWLockRelease(oracle->lock);
+
+	my_state = MZC_WRITE_SEALED;
+	my_write_ts = c;
+	return c;
+}
+
+/*
+ * Fix the commit timestamp now, while the transaction still runs: the
+ * catalog records a table's registration at it.
+ */
+mzc_ts
+mzcoord_oracle_seal_early(void)
+{
+	bool		was_sealed = my_state == MZC_WRITE_SEALED;
+	mzc_ts		c = mzcoord_oracle_seal();
+
+	if (!was_sealed)
+		my_sealed_early = true;
+	return c;
+}
+
+/*
+ * Pre-commit: a commit timestamp the catalog fixed early is a registration
+ * time; close it before the commit becomes visible, so that no write to the
+ * new table can join it and the table is complete there.  (It is within the
+ * ceiling: it was handed out.)
+ */
+void
+mzcoord_oracle_pre_commit(void)
+{
+	if (!my_sealed_early)
+		return;
+	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+	oracle->closed_ts = Max(oracle->closed_ts, my_write_ts);
+	LWLockRelease(oracle->lock);
+}
+
+/* The transaction committed: remember its commit timestamp (cannot fail). */
+void
+mzcoord_oracle_committed(void)
+{
+	if (my_state == MZC_WRITE_SEALED)
+		my_last_commit_ts = my_write_ts;
+}
+
+PG_FUNCTION_INFO_V1(mzcoord_last_commit_ts);
+
+/*
+ * SQL: mzcoord.last_commit_ts() RETURNS bigint: the commit timestamp of this
+ * session's last committed transaction that wrote a registered table (NULL
+ * if none).  A read at or after it sees that transaction.
+ */
+Datum
+mzcoord_last_commit_ts(PG_FUNCTION_ARGS)
+{
+	if (my_last_commit_ts < 0)
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(my_last_commit_ts);
+}
+
+/*
+ * End of the current transaction (commit or abort): the write is over.
+ * Called from the transaction callbacks; cannot fail.
+ */
+void
+mzcoord_oracle_end_write(void)
+{
+	my_floor = 0;
+	if (my_state == MZC_WRITE_NONE || oracle == NULL)
+	{
+		my_state = MZC_WRITE_NONE;
+		my_write_ts = -1;
+		my_sealed_early = false;
+		return;
+	}
 
 	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
-	if (oracle->ninflight == 0)
-		(void) mzc_oracle_next_write(start);
-	oracle->read_ts = mzc_oracle_closable();
+	if (oracle->slots[MyBackendId].state == MZC_WRITE_SEALED)
+		oracle->nsealed--;
+	else if (oracle->slots[MyBackendId].state == MZC_WRITE_OPEN)
+		oracle->nopen--;
+	oracle->slots[MyBackendId].state = MZC_WRITE_NONE;
+	oracle->slots[MyBackendId].ts = -1;
+	SetInvalidVirtualTransactionId(oracle->writers[MyBackendId]);
 	LWLockRelease(oracle->lock);
+
+	/*
+	 * The read timestamp is closed lazily, by whoever reads next; wake the
+	 * waiters (a sealed write no longer holds the upper back).
+	 */
+	my_state = MZC_WRITE_NONE;
+	my_write_ts = -1;
+	my_sealed_early = false;
 	ConditionVariableBroadcast(&oracle->upper_cv);
 }
 
+/* ----------------------------------------------------------------
+ * The tick and bootstrap
+ * ----------------------------------------------------------------
+ */
+
 /*
- * Wait until the table timeline has passed ts (ts < upper).  While a write
- * at or before ts is in flight, wait on that writer's virtual transaction
- * lock: a heavyweight lock wait, visible in pg_locks, served by the deadlock
- * detector, and cancellable.  Otherwise only time has to pass: sleep on the
- * upper condition variable until a tick or a commit advances the upper.
+ * The tick: close idle time up to the wall clock, and keep the ceiling well
+ * ahead of it.  Returns the table timeline upper afterwards.
+ */
+mzc_ts
+mzcoord_oracle_tick(void)
+{
+	mzc_ts		now = mzcoord_now_ms();
+	mzc_ts		ceiling;
+	mzc_ts		upper;
+
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	ceiling = oracle->ceiling;
+	LWLockRelease(oracle->lock);
+	if (ceiling - now < MZC_CEILING_WINDOW_MS / 2)
+		ceiling_raise(now + MZC_CEILING_WINDOW_MS / 2);
+
+	(void) close_at(now);
+
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	upper = readable_locked() + 1;
+	LWLockRelease(oracle->lock);
+	return upper;
+}
+
+/*
+ * Bootstrap: the timeline never goes back, even if the clock does.  The
+ * ceiling loaded at startup already covers everything handed out before a
+ * crash; durable table uppers are a second witness (they travel with the
+ * WAL, the ceiling file does not).  Source uppers are not part of the table
+ * timeline and are not considered.
+ */
+void
+mzcoord_oracle_bootstrap(mzc_ts max_table_upper)
+{
+	if (max_table_upper > 0)
+		(void) close_at(max_table_upper - 1);
+	(void) mzcoord_oracle_tick();
+}
+
+/* ----------------------------------------------------------------
+ * Waiting for the table upper
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Wait until the table timeline has passed ts (ts < upper).  The timeline is
+ * closed at ts as soon as the clock or the writes sealed so far reach it.
+ * While a sealed write at or before ts is finishing its commit, wait on that
+ * writer's virtual transaction lock: a heavyweight lock wait, visible in
+ * pg_locks, served by the deadlock detector, and cancellable.  Otherwise
+ * only time has to pass: sleep on the upper condition variable until a tick
+ * advances the timeline.  Open writers are never waited for.
  */
 void
 mzcoord_wait_for_table_upper(mzc_ts ts)
 {
-	/* Our own write completes only when we commit: we would wait forever. */
-	if (my_write_ts >= 0 && my_write_ts <= ts)
+	/* Our own commit timestamp is final: we would wait for ourselves. */
+	if (my_state == MZC_WRITE_SEALED && my_write_ts <= ts)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("cannot wait for timestamp " INT64_FORMAT " to complete in a transaction that writes at " INT64_FORMAT,
@@ -369,17 +778,28 @@ mzcoord_wait_for_table_upper(mzc_ts ts)
 	{
 		VirtualTransactionId writer;
 		mzc_ts		least = -1;
+		mzc_ts		reach;
 
 		SetInvalidVirtualTransactionId(writer);
 		ConditionVariablePrepareToSleep(&oracle->upper_cv);
-		if (mzc_oracle_close() >= ts)
-			break;
+
 		LWLockAcquire(oracle->lock, LW_SHARED);
+		reach = Max(oracle->max_sealed, mzcoord_now_ms());
+		LWLockRelease(oracle->lock);
+		(void) close_at(Min(ts, reach));
+
+		LWLockAcquire(oracle->lock, LW_SHARED);
+		if (readable_locked() >= ts)
+		{
+			LWLockRelease(oracle->lock);
+			break;
+		}
 		for (int i = 0; i < oracle->nslots; i++)
-			if (oracle->inflight[i] >= 0 && oracle->inflight[i] <= ts &&
-				(least < 0 || oracle->inflight[i] < least))
+			if (oracle->slots[i].state == MZC_WRITE_SEALED &&
+				oracle->slots[i].ts <= ts &&
+				(least < 0 || oracle->slots[i].ts < least))
 			{
-				least = oracle->inflight[i];
+				least = oracle->slots[i].ts;
 				writer = oracle->writers[i];
 			}
 		LWLockRelease(oracle->lock);
@@ -429,30 +849,47 @@ mzcoord_end_upper_wait(void)
 	ConditionVariableCancelSleep();
 }
 
+/* ----------------------------------------------------------------
+ * Introspection
+ * ----------------------------------------------------------------
+ */
+
+/* The oracle's durable ceiling and closed timestamp, for worker_status. */
+void
+mzcoord_oracle_state(mzc_ts *closed, mzc_ts *ceiling)
+{
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	*closed = oracle->closed_ts;
+	*ceiling = oracle->ceiling;
+	LWLockRelease(oracle->lock);
+}
+
 PG_FUNCTION_INFO_V1(mzcoord_writes_in_flight);
 
 /*
- * SQL: mzcoord.writes_in_flight(): the writes that hold the table
- * timeline's upper back, with their backend and transaction.
+ * SQL: mzcoord.writes_in_flight(): the transactions writing registered
+ * tables, with their (provisional or commit) timestamp, backend and
+ * transaction, and whether they are committing (only those hold the table
+ * timeline's upper back).
  */
 Datum
 mzcoord_writes_in_flight(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			n = 0;
-	mzc_ts	   *ts;
+	MzcWriteSlot *ws;
 	VirtualTransactionId *vx;
 
 	mzcoord_require_shmem();
 	InitMaterializedSRF(fcinfo, 0);
-	ts = palloc(sizeof(mzc_ts) * oracle->nslots);
+	ws = palloc(sizeof(MzcWriteSlot) * oracle->nslots);
 	vx = palloc(sizeof(VirtualTransactionId) * oracle->nslots);
 
 	LWLockAcquire(oracle->lock, LW_SHARED);
 	for (int i = 0; i < oracle->nslots; i++)
-		if (oracle->inflight[i] >= 0)
+		if (oracle->slots[i].state != MZC_WRITE_NONE)
 		{
-			ts[n] = oracle->inflight[i];
+			ws[n] = oracle->slots[i];
 			vx[n] = oracle->writers[i];
 			n++;
 		}
@@ -460,17 +897,18 @@ mzcoord_writes_in_flight(PG_FUNCTION_ARGS)
 
 	for (int i = 0; i < n; i++)
 	{
-		Datum		v[3];
-		bool		nl[3] = {false, false, false};
+		Datum		v[4];
+		bool		nl[4] = {false, false, false, false};
 		PGPROC	   *proc = BackendIdGetProc(vx[i].backendId);
 
-		v[0] = Int64GetDatum(ts[i]);
+		v[0] = Int64GetDatum(ws[i].ts);
 		if (proc != NULL)
 			v[1] = Int32GetDatum(proc->pid);
 		else
 			nl[1] = true;
 		v[2] = CStringGetTextDatum(psprintf("%d/%u", vx[i].backendId,
 											vx[i].localTransactionId));
+		v[3] = BoolGetDatum(ws[i].state == MZC_WRITE_SEALED);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nl);
 	}
 	return (Datum) 0;

@@ -20,10 +20,11 @@
  *   comment lists what it covers.
  *
  * - The "oracle lock" (second lock of the tranche) protects the timestamp
- *   oracle of oracle.c.
+ *   oracle of oracle.c; the "ceiling lock" (third) serialises writes of its
+ *   durable ceiling file.
  *
- * - Lock order: controller lock, then oracle lock.  The spinlock is never
- *   held with either.
+ * - Lock order: controller lock, ceiling lock, oracle lock.  The spinlock is
+ *   never held with any of them.
  *
  * No code raises an error while it holds one of these locks with a shared
  * structure half-updated: inputs are validated and space is reserved before
@@ -47,7 +48,8 @@
 /* LWLocks of the "mzcoord" tranche. */
 #define MZC_LOCK_CONTROLLER 0
 #define MZC_LOCK_ORACLE 1
-#define MZC_NUM_LWLOCKS 2
+#define MZC_LOCK_CEILING 2
+#define MZC_NUM_LWLOCKS 3
 
 MzcShared  *mzcoord_shared = NULL;
 
@@ -102,6 +104,7 @@ mzcoord_shmem_startup(void)
 		mzcoord_shared->worker.state = MZC_WORKER_STOPPED;
 	}
 	mzcoord_oracle_shmem_init(&(GetNamedLWLockTranche("mzcoord"))[MZC_LOCK_ORACLE].lock,
+							  &(GetNamedLWLockTranche("mzcoord"))[MZC_LOCK_CEILING].lock,
 							  found);
 	mzcoord_controller_shmem_init(mzcoord_shared->lock, found);
 

@@ -49,6 +49,7 @@ PG_FUNCTION_INFO_V1(mzcoord_stage_policy);
 PG_FUNCTION_INFO_V1(mzcoord_stage_drop);
 PG_FUNCTION_INFO_V1(mzcoord_hold_inputs);
 PG_FUNCTION_INFO_V1(mzcoord_write_ts_sql);
+PG_FUNCTION_INFO_V1(mzcoord_creation_ts_sql);
 
 /* Staged changes of the current transaction, in TopTransactionContext. */
 static List *staged = NIL;
@@ -457,7 +458,10 @@ mzcoord_hold_inputs(PG_FUNCTION_ARGS)
 }
 
 /*
- * SQL: mzcoord._write_ts() RETURNS bigint
+ * SQL: mzcoord._write_ts() RETURNS bigint: the commit timestamp of the
+ * current transaction, fixed now (a table's registration time, where its
+ * registration copy is recorded).  The transaction holds the table timeline
+ * below it until it ends.
  */
 Datum
 mzcoord_write_ts_sql(PG_FUNCTION_ARGS)
@@ -466,7 +470,22 @@ mzcoord_write_ts_sql(PG_FUNCTION_ARGS)
 	mzcoord_ctl_require_ready();
 	if (!exit_callback_registered)
 		mzcoord_reserve_local_holds(0);
-	PG_RETURN_INT64(mzcoord_write_ts());
+	/* Its registration copy sees every write sealed so far. */
+	(void) mzcoord_oracle_observe(0);
+	PG_RETURN_INT64(mzcoord_oracle_seal_early());
+}
+
+/*
+ * SQL: mzcoord._creation_ts() RETURNS bigint: the creation time of a
+ * collection with a timeline of its own (a source, a materialized view
+ * without inputs).  Takes no write timestamp.
+ */
+Datum
+mzcoord_creation_ts_sql(PG_FUNCTION_ARGS)
+{
+	mzcoord_require_shmem();
+	mzcoord_ctl_require_ready();
+	PG_RETURN_INT64(mzcoord_oracle_now());
 }
 
 /* ----------------------------------------------------------------
@@ -508,6 +527,7 @@ mzc_xact_callback(XactEvent event, void *arg)
 				mzcoord_ctl_reserve(staged, &reservation);
 				reserved = true;
 			}
+			mzcoord_oracle_pre_commit();
 			break;
 
 		case XACT_EVENT_COMMIT:
@@ -518,6 +538,7 @@ mzc_xact_callback(XactEvent event, void *arg)
 			nlocal_holds = 0;
 			reserved = false;
 			staged = NIL;
+			mzcoord_oracle_committed();
 			mzcoord_oracle_end_write();
 			break;
 

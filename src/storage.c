@@ -755,8 +755,6 @@ mzcoord_storage_install(PG_FUNCTION_ARGS)
 			elog(ERROR, "could not record the rows of \"%s\": %s",
 				 RelationGetRelationName(rel), SPI_result_code_string(ret));
 		nrows = SPI_processed;
-		/* These rows are at the since the catalog chose: keep them there. */
-		mzcoord_pin_write_ts();
 	}
 
 	values[0] = CStringGetTextDatum(gidtext);
@@ -1014,7 +1012,7 @@ follow_columns(Oid relid)
 		mzc_ts		w;
 		MzcHistoryWriter writer;
 
-		mzcoord_prepare_write(h, true, true, InvalidOid);
+		mzcoord_prepare_write(h, true, InvalidOid);
 		w = mzcoord_write_ts();
 		snapshot = RegisterSnapshot(GetLatestSnapshot());
 		reconcile_begin(&st, rel, desc, snapshot);
@@ -1037,7 +1035,7 @@ follow_columns(Oid relid)
 		}
 		mzcoord_history_writer_end(&writer);
 		if (writer.written > 0)
-			mzcoord_note_history_written(h->histid);
+			mzcoord_note_history_written(h, w);
 		ExecDropSingleTupleTableSlot(slot);
 		mzcoord_rowset_destroy(st.set);
 	}
@@ -1201,6 +1199,44 @@ check_contents(ProblemSink *sink, StorageCheckRow *r, Relation rel,
 }
 
 /*
+ * No committed update of a table is beyond the table timeline: every update
+ * visible to the check's snapshot was sealed before that snapshot was taken,
+ * so it is at or below the latest commit timestamp read afterwards.  (The
+ * caller's own uncommitted updates have no timestamp yet.)
+ */
+static void
+check_above_upper(ProblemSink *sink, StorageCheckRow *r, Relation hrel)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	Oid			save_user;
+	int			save_sec;
+	int64		above;
+	bool		isnull;
+	mzc_ts		latest = mzcoord_oracle_latest();
+
+	values[0] = Int64GetDatum(latest);
+	mzcoord_become_owner(hrel->rd_rel->relowner, &save_user, &save_sec);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FROM mzcoord.%s"
+									   " WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.>) $1"
+									   "   AND NOT mzcoord._row_is_own(xmin)",
+									   quote_identifier(RelationGetRelationName(hrel))),
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not count the history above the table timeline");
+	above = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	mzcoord_restore_user(save_user, save_sec);
+	if (above > 0)
+		problem(sink, "history above the upper", r->gid,
+				psprintf("%lld rows of %s are above the latest table timestamp " INT64_FORMAT,
+						 (long long) above, RelationGetRelationName(hrel),
+						 (int64) latest));
+}
+
+/*
  * SQL: mzcoord._storage_problems(OUT check_name text, OUT object text,
  *		OUT detail text) RETURNS SETOF record
  *
@@ -1353,6 +1389,8 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 								 (long long) below, RelationGetRelationName(hrel),
 								 r->compacted));
 		}
+		if (r->kind == MZC_KIND_TABLE)
+			check_above_upper(&sink, r, hrel);
 		if (mzcoord_parse_gid(r->gid, &gid) && mzcoord_ctl_lookup_gid(gid, &info) &&
 			!info.since.empty && r->compacted > info.since.ts)
 			problem(&sink, "compaction ahead of the since", r->gid,

@@ -70,7 +70,7 @@ extern void mzcoord_become_owner(Oid owner, Oid *save_user, int *save_sec);
 extern void mzcoord_restore_user(Oid save_user, int save_sec);
 extern char *mzcoord_history_column_list(TupleDesc reldesc, const char *prefix);
 extern char *mzcoord_relation_column_list(TupleDesc reldesc, const char *prefix);
-extern void mzcoord_note_history_written(Oid histid);
+
 
 /* Writing updates into a history relation, in batches (storage.c). */
 typedef struct MzcHistoryWriter
@@ -145,10 +145,9 @@ extern Oid	mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno,
 									 const char *func);
 
 /* storage_capture.c */
-extern void mzcoord_prepare_write(const MzcHistory *h, bool retracts,
-								  bool truncating, Oid fn_oid);
-extern bool mzcoord_write_ts_pinned(void);
-extern void mzcoord_pin_write_ts(void);
+extern void mzcoord_prepare_write(const MzcHistory *h, bool truncating,
+								  Oid fn_oid);
+extern void mzcoord_note_history_written(const MzcHistory *h, mzc_ts ts);
 
 /* storage_source.c */
 extern bool mzcoord_applying_source(Oid relid);

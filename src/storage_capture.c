@@ -14,26 +14,23 @@
  * COPY FROM is an INSERT for the triggers.  The rows go straight into the
  * history heap and its indexes in batches (storage.c), as COPY does.
  *
- * Write timestamps.  The oracle hands a transaction its write timestamp W at
- * its first write; W is greater than every timestamp handed out before, and
- * the transaction stays in flight until it ends, so no upper passes W before
- * its updates are visible.  One case needs care: in READ COMMITTED, a later
- * statement of the same transaction sees (and may delete or update) rows
- * that transactions which took their write timestamps after W committed in
- * the meantime.  Retracting such a row at W, below the time it was inserted
- * at, would make the history say the row was gone before it existed (a
- * negative count between the two times).  TRUNCATE has the same problem at
- * every isolation level, and so has a write to a table registered after W
- * (its since is beyond W).  Before such a statement writes, if any write
- * timestamp greater than W has been handed out, the transaction is rebased:
- * the oracle moves its write timestamp to a new W' greater than everything
- * handed out (mzcoord_rebase_write_ts), and the updates it already recorded
- * at W move to W' (an UPDATE of its own, uncommitted history rows).  REPEATABLE
- * READ and SERIALIZABLE statements only see rows committed before their
- * snapshot, which precedes W, so they never need this.  A transaction whose
- * W is also the registration time of a table it registered (or whose W was
- * taken by the catalog rather than by a write) cannot move it; it fails with
- * a serialization failure instead (SQLSTATE 40001), to be retried.
+ * Write timestamps.  A transaction records its updates at a provisional
+ * write timestamp W, taken from the oracle at its first write; its commit
+ * timestamp C is fixed at pre-commit (oracle.c).  C is W unless someone has
+ * read at W meanwhile (a strict serializable read after a later commit, the
+ * tick closing time up to the clock) or the transaction saw writes that
+ * committed at a later time: a READ COMMITTED statement, a TRUNCATE (fresh
+ * snapshot) or a write to a table registered after W may retract rows
+ * inserted after W, and the retraction must not come before the insertion.
+ * Such statements tell the oracle what they saw (mzcoord_oracle_observe);
+ * then at pre-commit the transaction moves its own updates, and only those
+ * (their xmin is one of its transaction ids), from W to C.  Several
+ * transactions may share one timestamp, so a move selects rows by
+ * transaction, never by timestamp alone.  A short transaction almost always
+ * commits at W and moves nothing; a long or idle one pays for its own move
+ * and delays nobody.  A transaction whose commit timestamp the catalog fixed
+ * early (a table registered in it) cannot move; if it then sees later writes
+ * it fails with a serialization failure (SQLSTATE 40001), to be retried.
  *
  * IDENTIFICATION
  *	  src/storage_capture.c
@@ -64,19 +61,27 @@
 #include "storage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_capture);
+PG_FUNCTION_INFO_V1(mzcoord_row_is_own);
 
 /* Above this many rows a capture uses a bulk-insert buffer strategy. */
 #define MZC_BULK_ROWS 1000
 
 /*
- * Per transaction (identified by its local transaction id): whether this
- * module took the write timestamp itself, whether it may move it, and the
- * histories written at it.
+ * Per transaction (identified by its local transaction id): the histories
+ * it wrote, and at which timestamp, in TopTransactionContext.
  */
+typedef struct MzcWritten
+{
+	Oid			histid;
+	Oid			owner;
+	mzc_ts		ts;
+} MzcWritten;
+
 static LocalTransactionId state_lxid = InvalidLocalTransactionId;
-static bool ts_ours = false;
-static bool ts_pinned = false;
-static List *written = NIL;		/* history OIDs, in TopTransactionContext */
+static List *written = NIL;
+static bool callback_registered = false;
+
+static void capture_xact_callback(XactEvent event, void *arg);
 
 static void
 refresh_state(void)
@@ -84,104 +89,129 @@ refresh_state(void)
 	if (state_lxid == MyProc->lxid)
 		return;
 	state_lxid = MyProc->lxid;
-	ts_ours = false;
-	ts_pinned = false;
 	written = NIL;				/* the old list went with its transaction */
 }
 
-/* The catalog made W a registration time: it must not move. */
+/* Remember that h's history holds updates of this transaction at ts. */
 void
-mzcoord_pin_write_ts(void)
-{
-	refresh_state();
-	ts_pinned = true;
-}
-
-bool
-mzcoord_write_ts_pinned(void)
-{
-	refresh_state();
-	return ts_pinned || !ts_ours;
-}
-
-/* Remember that histid holds updates at this transaction's write timestamp. */
-void
-mzcoord_note_history_written(Oid histid)
+mzcoord_note_history_written(const MzcHistory *h, mzc_ts ts)
 {
 	MemoryContext old;
+	ListCell   *lc;
+	MzcWritten *w;
 
 	refresh_state();
-	if (list_member_oid(written, histid))
-		return;
+	foreach(lc, written)
+	{
+		w = lfirst(lc);
+		if (w->histid == h->histid && w->ts == ts)
+			return;
+	}
+	if (!callback_registered)
+	{
+		RegisterXactCallback(capture_xact_callback, NULL);
+		callback_registered = true;
+	}
 	old = MemoryContextSwitchTo(TopTransactionContext);
-	written = lappend_oid(written, histid);
+	w = palloc(sizeof(MzcWritten));
+	w->histid = h->histid;
+	w->owner = h->owner;
+	w->ts = ts;
+	written = lappend(written, w);
 	MemoryContextSwitchTo(old);
 }
 
-/* Move this transaction's updates from its write timestamp to a new one. */
+/* Move this transaction's own updates in one history from `from` to `to`. */
 static void
-rebase(const MzcHistory *h)
+move_own_updates(const MzcWritten *w, mzc_ts to)
 {
-	mzc_ts		from = mzcoord_write_ts();
-	mzc_ts		to;
+	Oid			argtypes[2] = {INT8OID, INT8OID};
+	Datum		values[2] = {Int64GetDatum(w->ts), Int64GetDatum(to)};
 	Oid			save_user;
 	int			save_sec;
-	ListCell   *lc;
+	char	   *name;
+	int			ret;
 
-	if (mzcoord_write_ts_pinned())
-		ereport(ERROR,
-				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("could not serialize access to \"%s\" due to a concurrent write",
-						get_rel_name(h->relid)),
-				 errdetail("This transaction writes at timestamp " INT64_FORMAT ", which it cannot move, and sees changes written later.",
-						   (int64) from),
-				 errhint("The transaction might succeed if retried.")));
-
-	to = mzcoord_rebase_write_ts();
-	if (written == NIL)
+	/* Dropped since (DROP TABLE in this transaction): nothing to move. */
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(w->histid)))
 		return;
-
-	mzcoord_become_owner(h->owner, &save_user, &save_sec);
+	name = quote_qualified_identifier(get_namespace_name(get_rel_namespace(w->histid)),
+									  get_rel_name(w->histid));
+	mzcoord_become_owner(w->owner, &save_user, &save_sec);
+	/* At pre-commit no portal provides a snapshot: the update needs one. */
+	PushActiveSnapshot(GetTransactionSnapshot());
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	foreach(lc, written)
-	{
-		Oid			histid = lfirst_oid(lc);
-		Oid			argtypes[2] = {INT8OID, INT8OID};
-		Datum		values[2] = {Int64GetDatum(from), Int64GetDatum(to)};
-		char	   *name;
-		int			ret;
-
-		/* Dropped since (DROP TABLE in this transaction): nothing to move. */
-		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(histid)))
-			continue;
-		name = quote_qualified_identifier(get_namespace_name(get_rel_namespace(histid)),
-										  get_rel_name(histid));
-		ret = SPI_execute_with_args(psprintf("UPDATE %s SET " MZC_HISTORY_TS " = $2"
-											 " WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.=) $1",
-											 name),
-									2, argtypes, values, NULL, false, 0);
-		if (ret != SPI_OK_UPDATE)
-			elog(ERROR, "could not move the updates of %s: %s", name,
-				 SPI_result_code_string(ret));
-	}
+	ret = SPI_execute_with_args(psprintf("UPDATE %s SET " MZC_HISTORY_TS " = $2"
+										 " WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.=) $1"
+										 "   AND mzcoord._row_is_own(xmin)",
+										 name),
+								2, argtypes, values, NULL, false, 0);
+	if (ret != SPI_OK_UPDATE)
+		elog(ERROR, "could not move the updates of %s: %s", name,
+			 SPI_result_code_string(ret));
 	SPI_finish();
+	PopActiveSnapshot();
 	mzcoord_restore_user(save_user, save_sec);
 }
 
 /*
+ * Pre-commit: fix the commit timestamp and move every update recorded at
+ * another timestamp there.  An error here aborts the transaction.
+ */
+static void
+capture_pre_commit(void)
+{
+	mzc_ts		c;
+	ListCell   *lc;
+
+	refresh_state();
+	if (written == NIL || !mzcoord_has_write_ts())
+		return;
+	c = mzcoord_oracle_seal();
+	foreach(lc, written)
+	{
+		MzcWritten *w = lfirst(lc);
+
+		if (w->ts != c)
+			move_own_updates(w, c);
+	}
+	written = NIL;
+}
+
+static void
+capture_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_PRE_COMMIT)
+		capture_pre_commit();
+}
+
+/*
+ * SQL: mzcoord._row_is_own(xid) RETURNS boolean: was the row written by the
+ * current transaction (or one of its live subtransactions)?
+ */
+Datum
+mzcoord_row_is_own(PG_FUNCTION_ARGS)
+{
+	TransactionId xid = DatumGetTransactionId(PG_GETARG_DATUM(0));
+
+	PG_RETURN_BOOL(TransactionIdIsCurrentTransactionId(xid));
+}
+
+/*
  * Before a statement records updates of h's relation: make sure the
- * transaction has a write timestamp, and that it is not below anything the
- * statement may retract (see the file header).  retracts: the statement
- * retracts rows; truncating: it is a TRUNCATE.  fn_oid: the calling SQL
+ * transaction has a write timestamp, and tell the oracle what the statement
+ * may have seen (see the file header).  truncating: it is a TRUNCATE or
+ * reads the table with a fresh snapshot.  fn_oid: the calling SQL
  * function, for the controller's readiness check (InvalidOid if none).
  */
 void
-mzcoord_prepare_write(const MzcHistory *h, bool retracts, bool truncating,
-					  Oid fn_oid)
+mzcoord_prepare_write(const MzcHistory *h, bool truncating, Oid fn_oid)
 {
 	mzc_ts		w;
-	bool		needed = false;
+	mzc_ts		floor = 0;
+	bool		observe;
+	MzcCollectionInfo info;
 
 	refresh_state();
 	if (!mzcoord_has_write_ts())
@@ -190,28 +220,27 @@ mzcoord_prepare_write(const MzcHistory *h, bool retracts, bool truncating,
 		mzcoord_ctl_require_ready_fn(fn_oid);
 		/* Registers the exit callback that ends the write on backend exit. */
 		mzcoord_reserve_local_holds(0);
+		/* After everything sealed so far: nothing to observe. */
 		(void) mzcoord_write_ts();
-		ts_ours = true;
 		return;
 	}
 
 	w = mzcoord_write_ts();
-	if (mzcoord_oracle_last_write_ts() <= w)
-		return;					/* nobody started writing after us */
+	observe = truncating || XactIsoLevel == XACT_READ_COMMITTED;
 
-	if (retracts && (truncating || XactIsoLevel == XACT_READ_COMMITTED))
-		needed = true;
-	else
-	{
-		MzcCollectionInfo info;
+	/* Registered after we started writing?  Its history starts later. */
+	if (mzcoord_ctl_lookup_rel(h->relid, &info) && !info.since.empty &&
+		info.since.ts > w)
+		floor = info.since.ts;
 
-		/* Registered after we started writing? */
-		if (mzcoord_ctl_lookup_rel(h->relid, &info) && !info.since.empty &&
-			info.since.ts > w)
-			needed = true;
-	}
-	if (needed)
-		rebase(h);
+	if ((observe || floor > 0) && !mzcoord_oracle_observe(floor))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access to \"%s\" due to a concurrent write",
+						get_rel_name(h->relid)),
+				 errdetail("This transaction writes at timestamp " INT64_FORMAT ", which it cannot move, and sees changes written later.",
+						   (int64) w),
+				 errhint("The transaction might succeed if retried.")));
 }
 
 /* Read pointer of our own on a transition table, at its start. */
@@ -277,8 +306,7 @@ mzcoord_capture(PG_FUNCTION_ARGS)
 				 errmsg("table \"%s\" has capture triggers but no mzcoord history",
 						RelationGetRelationName(rel))));
 
-	mzcoord_prepare_write(h, truncating || nold > 0, truncating,
-						  fcinfo->flinfo->fn_oid);
+	mzcoord_prepare_write(h, truncating, fcinfo->flinfo->fn_oid);
 	w = mzcoord_write_ts();
 	mzcoord_history_writer_begin(&writer, h,
 								 truncating || nold + nnew > MZC_BULK_ROWS);
@@ -335,6 +363,6 @@ mzcoord_capture(PG_FUNCTION_ARGS)
 	}
 
 	mzcoord_history_writer_end(&writer);
-	mzcoord_note_history_written(h->histid);
+	mzcoord_note_history_written(h, w);
 	return PointerGetDatum(NULL);
 }

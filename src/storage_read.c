@@ -288,7 +288,13 @@ mzcoord_read_at(PG_FUNCTION_ARGS)
 		elog(ERROR, "read_at: the row type of \"%s\" does not match its relation",
 			 RelationGetRelationName(rel));
 
+	/*
+	 * Leave out this transaction's own updates: they are not committed at
+	 * any time yet (its writes get their timestamp at commit, after every
+	 * time it can read at here).
+	 */
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	snapshot->curcid = FirstCommandId;
 	mzcoord_history_contents(h, RelationGetDescr(rel), snapshot, at,
 							 read_at_emit, &st, &negative);
 	UnregisterSnapshot(snapshot);

@@ -276,6 +276,7 @@ mzcoord_append(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("timestamp must not be negative: " INT64_FORMAT, at)));
+	mzcoord_check_user_time(at, "timestamp");
 
 	h = source_history(relid);
 	require_privilege(relid, ACL_INSERT);
@@ -619,6 +620,7 @@ mzcoord_advance_upper(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("upper must not be negative: " INT64_FORMAT, upper)));
+	mzcoord_check_user_time(upper, "upper");
 	h = source_history(relid);
 	require_privilege(relid, ACL_INSERT);
 

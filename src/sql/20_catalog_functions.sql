@@ -226,7 +226,7 @@ DECLARE
 BEGIN
     v_rel := mzcoord._create_relation(p_item,
                                       mzcoord._source_columns(p_item.definition));
-    v_since := mzcoord._write_ts();
+    v_since := mzcoord._creation_ts();
     PERFORM mzcoord._install_collection(p_batch, p_item, v_rel,
                                         v_since, v_since, '{}', '{}', NULL);
 END
@@ -253,7 +253,7 @@ BEGIN
                                          v_info.functions, v_info.operators);
     IF cardinality(v_info.inputs) = 0 THEN
         -- Nothing to read: it starts at its creation time, like a source.
-        v_as_of := mzcoord._write_ts();
+        v_as_of := mzcoord._creation_ts();
     ELSE
         v_as_of := mzcoord._hold_inputs(v_info.inputs);
     END IF;

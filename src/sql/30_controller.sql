@@ -10,6 +10,11 @@ RETURNS bigint
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'mzcoord_write_ts_sql';
 
+CREATE FUNCTION mzcoord._creation_ts()
+RETURNS bigint
+LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'mzcoord_creation_ts_sql';
+
 CREATE FUNCTION mzcoord._hold_inputs(global_ids text[])
 RETURNS bigint
 LANGUAGE C VOLATILE
@@ -32,6 +37,7 @@ LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'mzcoord_stage_drop';
 
 REVOKE ALL ON FUNCTION mzcoord._write_ts() FROM PUBLIC;
+REVOKE ALL ON FUNCTION mzcoord._creation_ts() FROM PUBLIC;
 REVOKE ALL ON FUNCTION mzcoord._hold_inputs(text[]) FROM PUBLIC;
 REVOKE ALL ON FUNCTION mzcoord._stage_collection(text, text, regclass, text, bigint, bigint, text[]) FROM PUBLIC;
 REVOKE ALL ON FUNCTION mzcoord._stage_policy(text, bigint) FROM PUBLIC;
@@ -120,13 +126,25 @@ GRANT EXECUTE ON FUNCTION mzcoord.controller_status() TO PUBLIC;
 GRANT EXECUTE ON FUNCTION mzcoord._controller_validate() TO PUBLIC;
 
 CREATE FUNCTION mzcoord.writes_in_flight(
-    OUT write_ts bigint, OUT pid integer, OUT transaction text)
+    OUT write_ts bigint, OUT pid integer, OUT transaction text,
+    OUT committing boolean)
 RETURNS SETOF record
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'mzcoord_writes_in_flight';
 
 COMMENT ON FUNCTION mzcoord.writes_in_flight() IS
-'Writes to registered tables still in flight: they hold the table timeline''s upper at their write timestamp';
+'Transactions writing registered tables: their provisional or commit timestamp; only committing ones hold the table timeline''s upper back';
+
+CREATE FUNCTION mzcoord.last_commit_ts()
+RETURNS bigint
+LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'mzcoord_last_commit_ts';
+
+COMMENT ON FUNCTION mzcoord.last_commit_ts() IS
+'Commit timestamp of this session''s last committed transaction that wrote a registered table';
+
+REVOKE ALL ON FUNCTION mzcoord.last_commit_ts() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION mzcoord.last_commit_ts() TO PUBLIC;
 
 REVOKE ALL ON FUNCTION mzcoord.writes_in_flight() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION mzcoord.writes_in_flight() TO PUBLIC;

@@ -52,6 +52,14 @@ RETURNS trigger
 LANGUAGE C
 AS 'MODULE_PATHNAME', 'mzcoord_capture';
 
+-- Was a row written by the current transaction?  A transaction moving its
+-- updates to its commit timestamp selects its own rows with it.
+CREATE FUNCTION mzcoord._row_is_own(xid)
+RETURNS boolean
+LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+AS 'MODULE_PATHNAME', 'mzcoord_row_is_own';
+REVOKE ALL ON FUNCTION mzcoord._row_is_own(xid) FROM PUBLIC;
+
 -- The trigger function that keeps a source's relation read-only.
 CREATE FUNCTION mzcoord._source_guard()
 RETURNS trigger
