@@ -1007,17 +1007,22 @@ ts_call_parse(FunctionCallInfo fcinfo, MzcTsCall *c)
 }
 
 /*
- * The oracle's read timestamp for the call.  A strict serializable read and
- * a read of the freshest table write close the timeline at every write
- * committed so far (the linearization point); the other levels only look.
+ * The oracle's read timestamp for the call, and the table upper after it.
+ * A strict serializable read and a read of the freshest table write close
+ * the timeline at every write committed so far (the linearization point);
+ * the other levels only look.
  */
-static mzc_ts
-ts_call_oracle_ts(const MzcTsCall *c)
+static void
+ts_call_oracle_ts(MzcTsCall *c)
 {
 	if (c->isolation == MZC_ISO_STRICT_SERIALIZABLE ||
 		c->when == MZC_WHEN_FRESHEST_TABLE_WRITE)
-		return mzcoord_oracle_read_ts();
-	return mzcoord_oracle_readable();
+		c->oracle_ts = mzcoord_oracle_read_ts_upper(&c->table_upper);
+	else
+	{
+		c->oracle_ts = mzcoord_oracle_readable();
+		c->table_upper = c->oracle_ts + 1;
+	}
 }
 
 /*
@@ -1139,8 +1144,7 @@ mzcoord_select_timestamp(PG_FUNCTION_ARGS)
 	slots = palloc(sizeof(int32) * c.n);
 	times = palloc(sizeof(mzc_ts) * c.n);
 
-	c.oracle_ts = ts_call_oracle_ts(&c);
-	c.table_upper = mzcoord_table_upper();
+	ts_call_oracle_ts(&c);
 	now = GetCurrentTimestamp();
 
 	/*
@@ -1269,8 +1273,7 @@ mzcoord_explain_timestamp(PG_FUNCTION_ARGS)
 	mzcoord_require_shmem();
 	ts_call_parse(fcinfo, &c);
 	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
-	c.oracle_ts = ts_call_oracle_ts(&c);
-	c.table_upper = mzcoord_table_upper();
+	ts_call_oracle_ts(&c);
 
 	LWLockAcquire(ctl->lock, LW_SHARED);
 	ts_call_determine_locked(&c);

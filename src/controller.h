@@ -152,6 +152,7 @@ extern void mzcoord_oracle_committed(void);
 extern void mzcoord_oracle_end_write(void);
 extern mzc_ts mzcoord_oracle_tick(void);
 extern mzc_ts mzcoord_oracle_read_ts(void);
+extern mzc_ts mzcoord_oracle_read_ts_upper(mzc_ts *upper);
 extern mzc_ts mzcoord_oracle_readable(void);
 extern mzc_ts mzcoord_oracle_latest(void);
 extern mzc_ts mzcoord_oracle_now(void);

@@ -412,12 +412,32 @@ close_at(mzc_ts target)
 mzc_ts
 mzcoord_oracle_read_ts(void)
 {
+	mzc_ts		upper;
+
+	return mzcoord_oracle_read_ts_upper(&upper);
+}
+
+/*
+ * The same, and the table upper right after closing.  Reads without writes
+ * in between find nothing to close: one shared lock acquisition serves them.
+ */
+mzc_ts
+mzcoord_oracle_read_ts_upper(mzc_ts *upper)
+{
 	mzc_ts		target;
 
 	LWLockAcquire(oracle->lock, LW_SHARED);
 	target = Max(oracle->closed_ts, oracle->max_sealed);
+	if (target == oracle->closed_ts)
+	{
+		*upper = readable_locked() + 1;
+		LWLockRelease(oracle->lock);
+		return target;
+	}
 	LWLockRelease(oracle->lock);
-	return close_at(target);
+	target = close_at(target);
+	*upper = mzcoord_table_upper();
+	return target;
 }
 
 /*
