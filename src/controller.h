@@ -146,6 +146,7 @@ extern bool mzcoord_has_write_ts(void);
 extern bool mzcoord_write_ts_sealed(void);
 extern bool mzcoord_oracle_observe(mzc_ts floor);
 extern mzc_ts mzcoord_oracle_seal(void);
+extern void mzcoord_oracle_bulk(bool on);
 extern mzc_ts mzcoord_oracle_seal_early(void);
 extern void mzcoord_oracle_pre_commit(void);
 extern void mzcoord_oracle_committed(void);

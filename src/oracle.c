@@ -96,6 +96,7 @@ typedef struct MzcWriteSlot
 {
 	MzcWriteState state;
 	mzc_ts		ts;
+	bool		bulk;			/* recording a bulk write right now */
 } MzcWriteSlot;
 
 typedef struct MzcOracle
@@ -108,6 +109,7 @@ typedef struct MzcOracle
 	mzc_ts		ceiling;		/* durable: nothing is used above it */
 	int			nsealed;
 	int			nopen;
+	int			nbulk;			/* open writers recording a bulk write */
 	int			nslots;			/* MaxBackends + 1, indexed by backend id */
 	VirtualTransactionId *writers;	/* nslots entries: whose write it is */
 	MzcWriteSlot slots[FLEXIBLE_ARRAY_MEMBER];
@@ -313,6 +315,7 @@ mzcoord_oracle_shmem_init(LWLock *lock, LWLock *ceiling_lock, bool found)
 		oracle->max_sealed = ceiling;
 		oracle->nsealed = 0;
 		oracle->nopen = 0;
+		oracle->nbulk = 0;
 		oracle->nslots = MaxBackends + 1;
 		oracle->writers = (VirtualTransactionId *)
 			((char *) oracle + MAXALIGN(offsetof(MzcOracle, slots) +
@@ -321,6 +324,7 @@ mzcoord_oracle_shmem_init(LWLock *lock, LWLock *ceiling_lock, bool found)
 		{
 			oracle->slots[i].state = MZC_WRITE_NONE;
 			oracle->slots[i].ts = -1;
+			oracle->slots[i].bulk = false;
 			SetInvalidVirtualTransactionId(oracle->writers[i]);
 		}
 	}
@@ -621,6 +625,9 @@ mzcoord_oracle_seal(void)
 		LWLockRelease(oracle->lock);
 		ceiling_raise(c);
 	}
+	if (oracle->slots[MyBackendId].bulk)
+		oracle->nbulk--;
+	oracle->slots[MyBackendId].bulk = false;
 	oracle->slots[MyBackendId].state = MZC_WRITE_SEALED;
 	oracle->slots[MyBackendId].ts = c;
 	oracle->nopen--;
@@ -708,6 +715,9 @@ mzcoord_oracle_end_write(void)
 		oracle->nsealed--;
 	else if (oracle->slots[MyBackendId].state == MZC_WRITE_OPEN)
 		oracle->nopen--;
+	if (oracle->slots[MyBackendId].bulk)
+		oracle->nbulk--;
+	oracle->slots[MyBackendId].bulk = false;
 	oracle->slots[MyBackendId].state = MZC_WRITE_NONE;
 	oracle->slots[MyBackendId].ts = -1;
 	SetInvalidVirtualTransactionId(oracle->writers[MyBackendId]);
@@ -729,6 +739,44 @@ mzcoord_oracle_end_write(void)
  */
 
 /*
+ * The tick does not close idle time past an open writer while it records a
+ * bulk write (a COPY, a large INSERT ... SELECT): the writer would only have
+ * to move all of it again at its commit.  Only the tick waits; strict reads
+ * close at what committed, as ever.  Returns the limit (no limit: the max).
+ */
+static mzc_ts
+bulk_limit(void)
+{
+	mzc_ts		limit = PG_INT64_MAX;
+
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	if (oracle->nbulk > 0)
+		for (int i = 0; i < oracle->nslots; i++)
+			if (oracle->slots[i].bulk && oracle->slots[i].ts - 1 < limit)
+				limit = oracle->slots[i].ts - 1;
+	LWLockRelease(oracle->lock);
+	return limit;
+}
+
+/*
+ * Mark the current transaction's open write as recording a bulk write (or
+ * done with it).  Only worth it for large statements: it takes the lock.
+ */
+void
+mzcoord_oracle_bulk(bool on)
+{
+	if (my_state != MZC_WRITE_OPEN)
+		return;
+	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+	if (oracle->slots[MyBackendId].bulk != on)
+	{
+		oracle->slots[MyBackendId].bulk = on;
+		oracle->nbulk += on ? 1 : -1;
+	}
+	LWLockRelease(oracle->lock);
+}
+
+/*
  * The tick: close idle time up to the wall clock, and keep the ceiling well
  * ahead of it.  Returns the table timeline upper afterwards.
  */
@@ -745,7 +793,7 @@ mzcoord_oracle_tick(void)
 	if (ceiling - now < MZC_CEILING_WINDOW_MS / 2)
 		ceiling_raise(now + MZC_CEILING_WINDOW_MS / 2);
 
-	(void) close_at(now);
+	(void) close_at(Min(now, bulk_limit()));
 
 	LWLockAcquire(oracle->lock, LW_SHARED);
 	upper = readable_locked() + 1;

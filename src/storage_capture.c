@@ -263,53 +263,17 @@ same_row(TupleTableSlot *a, TupleTableSlot *b)
 }
 
 /*
- * Trigger function mzcoord._capture(): see the file header.
+ * Record one statement's updates of h's relation at w: see the file header.
  */
-Datum
-mzcoord_capture(PG_FUNCTION_ARGS)
+static void
+record_statement(const MzcHistory *h, Relation rel, bool truncating,
+				 Tuplestorestate *oldt, Tuplestorestate *newt, mzc_ts w,
+				 bool bulk)
 {
-	TriggerData *td = (TriggerData *) fcinfo->context;
-	Relation	rel;
-	TupleDesc	desc;
-	MzcHistory *h;
-	Tuplestorestate *oldt;
-	Tuplestorestate *newt;
-	bool		truncating;
-	int64		nold;
-	int64		nnew;
-	mzc_ts		w;
+	TupleDesc	desc = RelationGetDescr(rel);
 	MzcHistoryWriter writer;
 
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("mzcoord._capture() must be called as a trigger")));
-	if (!TRIGGER_FIRED_FOR_STATEMENT(td->tg_event))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("mzcoord._capture() must be a statement trigger")));
-
-	rel = td->tg_relation;
-	desc = RelationGetDescr(rel);
-	truncating = TRIGGER_FIRED_BY_TRUNCATE(td->tg_event);
-	oldt = truncating ? NULL : td->tg_oldtable;
-	newt = truncating ? NULL : td->tg_newtable;
-	nold = oldt ? tuplestore_tuple_count(oldt) : 0;
-	nnew = newt ? tuplestore_tuple_count(newt) : 0;
-	if (!truncating && nold == 0 && nnew == 0)
-		return PointerGetDatum(NULL);
-
-	h = mzcoord_history_lookup(RelationGetRelid(rel), true);
-	if (h == NULL || h->kind != MZC_KIND_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("table \"%s\" has capture triggers but no mzcoord history",
-						RelationGetRelationName(rel))));
-
-	mzcoord_prepare_write(h, truncating, fcinfo->flinfo->fn_oid);
-	w = mzcoord_write_ts();
-	mzcoord_history_writer_begin(&writer, h,
-								 truncating || nold + nnew > MZC_BULK_ROWS);
+	mzcoord_history_writer_begin(&writer, h, bulk);
 
 	if (truncating)
 	{
@@ -363,6 +327,65 @@ mzcoord_capture(PG_FUNCTION_ARGS)
 	}
 
 	mzcoord_history_writer_end(&writer);
+}
+
+/*
+ * Trigger function mzcoord._capture(): see the file header.
+ */
+Datum
+mzcoord_capture(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	MzcHistory *h;
+	Tuplestorestate *oldt;
+	Tuplestorestate *newt;
+	bool		truncating;
+	int64		nold;
+	int64		nnew;
+	mzc_ts		w;
+	bool		bulk;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("mzcoord._capture() must be called as a trigger")));
+	if (!TRIGGER_FIRED_FOR_STATEMENT(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("mzcoord._capture() must be a statement trigger")));
+
+	rel = td->tg_relation;
+	truncating = TRIGGER_FIRED_BY_TRUNCATE(td->tg_event);
+	oldt = truncating ? NULL : td->tg_oldtable;
+	newt = truncating ? NULL : td->tg_newtable;
+	nold = oldt ? tuplestore_tuple_count(oldt) : 0;
+	nnew = newt ? tuplestore_tuple_count(newt) : 0;
+	if (!truncating && nold == 0 && nnew == 0)
+		return PointerGetDatum(NULL);
+
+	h = mzcoord_history_lookup(RelationGetRelid(rel), true);
+	if (h == NULL || h->kind != MZC_KIND_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table \"%s\" has capture triggers but no mzcoord history",
+						RelationGetRelationName(rel))));
+
+	mzcoord_prepare_write(h, truncating, fcinfo->flinfo->fn_oid);
+	w = mzcoord_write_ts();
+	bulk = truncating || nold + nnew > MZC_BULK_ROWS;
+	if (bulk)
+		mzcoord_oracle_bulk(true);
+	PG_TRY();
+	{
+		record_statement(h, rel, truncating, oldt, newt, w, bulk);
+	}
+	PG_FINALLY();
+	{
+		if (bulk)
+			mzcoord_oracle_bulk(false);
+	}
+	PG_END_TRY();
 	mzcoord_note_history_written(h, w);
 	return PointerGetDatum(NULL);
 }
