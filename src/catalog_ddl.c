@@ -237,11 +237,17 @@ mzc_name_list(const char *s)
 static void
 mzc_lock_relation(Oid relid, LOCKMODE mode)
 {
-	LockRelationOid(relid, mode);
+	/* An OID that names nothing is not a race: say so plainly. */
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
+	LockRelationOid(relid, mode);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation was dropped concurrently"),
+				 errdetail("The relation with OID %u no longer exists.", relid)));
 }
 
 static Oid
