@@ -446,6 +446,15 @@ mzcoord_refresh_canonical(ArrayType *arr)
 	return construct_array(out, n, TEXTOID, -1, false, TYPALIGN_INT);
 }
 
+static void
+mzc_refresh_out_of_range(int64 as_of)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("the first refresh at or after " INT64_FORMAT " is out of range",
+					as_of)));
+}
+
 /*
  * The first refresh at or after as_of (reference 2.7: the as-of of a
  * materialized view with a schedule is rounded up to its next refresh).
@@ -479,13 +488,23 @@ mzc_refresh_first(MzcRefreshClause *clauses, int n, int64 as_of)
 					t = as_of;
 				else
 				{
-					/* The least aligned_to + k * every_ms >= as_of, k any. */
-					int64		d = as_of - c->aligned_to;
-					int64		k = d / c->every_ms;
+					/*
+					 * The least aligned_to + k * every_ms >= as_of, k any.
+					 * Near the ends of the time line that refresh may not
+					 * be representable: refuse rather than wrap around.
+					 */
+					int64		d;
+					int64		k;
+					int64		step;
 
+					if (pg_sub_s64_overflow(as_of, c->aligned_to, &d))
+						mzc_refresh_out_of_range(as_of);
+					k = d / c->every_ms;
 					if (d > 0 && d % c->every_ms != 0)
 						k++;
-					t = c->aligned_to + k * c->every_ms;
+					if (pg_mul_s64_overflow(k, c->every_ms, &step) ||
+						pg_add_s64_overflow(c->aligned_to, step, &t))
+						mzc_refresh_out_of_range(as_of);
 				}
 				break;
 		}
@@ -699,9 +718,16 @@ mzcoord_source_columns(const char *columns, Oid check_user)
 static char *
 mzc_relation_columns(Oid relid, bool for_sink)
 {
-	Relation	rel = table_open(relid, AccessShareLock);
-	TupleDesc	desc = RelationGetDescr(rel);
+	Relation	rel = try_table_open(relid, AccessShareLock);
+	TupleDesc	desc;
 	StringInfoData buf;
+
+	/* An internal function, but a bad OID must not be an internal error. */
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	desc = RelationGetDescr(rel);
 
 	initStringInfo(&buf);
 	for (int i = 0; i < desc->natts; i++)
@@ -1306,10 +1332,24 @@ mzcoord_sql_query_relation_names(PG_FUNCTION_ARGS)
 	List	   *raw = raw_parser(text_to_cstring(PG_GETARG_TEXT_PP(0)),
 								 RAW_PARSE_DEFAULT);
 	List	   *names = NIL;
-	ListCell   *lc;
+	Node	   *stmt;
 
-	foreach(lc, raw)
-		(void) mzc_collect_rangevars(lfirst_node(RawStmt, lc)->stmt, &names);
+	/*
+	 * The raw tree walker knows only the nodes of queries: refuse anything
+	 * else here, with the errors the analysis of the definition gives, rather
+	 * than fail on an unknown node (a row written to mzcoord.items directly
+	 * can hold any text).
+	 */
+	if (list_length(raw) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a materialized view is defined by exactly one query")));
+	stmt = linitial_node(RawStmt, raw)->stmt;
+	if (!IsA(stmt, SelectStmt))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a materialized view is defined by a SELECT query")));
+	(void) mzc_collect_rangevars(stmt, &names);
 	PG_RETURN_ARRAYTYPE_P(mzc_text_array(names));
 }
 

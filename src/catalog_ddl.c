@@ -54,6 +54,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "parser/scansup.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -177,12 +178,70 @@ mzc_insert_item(MzcNewItem *item)
 }
 
 /*
+ * Parse a possibly qualified name given as text, as PostgreSQL parses an
+ * identifier: a part longer than NAMEDATALEN - 1 bytes is truncated with
+ * the scanner's NOTICE (42622), not silently (stringToQualifiedNameList
+ * truncates without a word).  Malformed names are left to
+ * stringToQualifiedNameList to report.
+ */
+static List *
+mzc_name_list(const char *s)
+{
+	const char *p = s;
+
+	for (;;)
+	{
+		StringInfoData part;
+		char	   *ident;
+
+		initStringInfo(&part);
+		while (scanner_isspace(*p))
+			p++;
+		if (*p == '"')
+		{
+			for (p++;; p++)
+			{
+				if (*p == '\0')
+					return stringToQualifiedNameList(s);
+				if (*p == '"')
+				{
+					if (p[1] != '"')
+						break;
+					p++;
+				}
+				appendStringInfoChar(&part, *p);
+			}
+			p++;
+			ident = part.data;
+		}
+		else
+		{
+			while (*p != '\0' && *p != '.' && !scanner_isspace(*p))
+				appendStringInfoChar(&part, *p++);
+			ident = downcase_identifier(part.data, part.len, false, false);
+		}
+		truncate_identifier(ident, strlen(ident), true);
+		while (scanner_isspace(*p))
+			p++;
+		if (*p != '.')
+			break;
+		p++;
+	}
+	return stringToQualifiedNameList(s);
+}
+
+/*
  * Lock a relation given by OID for the rest of the transaction and make
  * sure it still exists once locked.
  */
 static void
 mzc_lock_relation(Oid relid, LOCKMODE mode)
 {
+	/* An OID that names nothing is not a race: say so plainly. */
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
 	LockRelationOid(relid, mode);
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 		ereport(ERROR,
@@ -278,7 +337,7 @@ mzc_resolve_new_name(text *name, Oid *nspid, char **relname)
 	RangeVar   *rv;
 	AclResult	aclresult;
 
-	names = stringToQualifiedNameList(s);
+	names = mzc_name_list(s);
 	rv = makeRangeVarFromNameList(names);
 	if (rv->catalogname != NULL)
 		ereport(ERROR,
@@ -434,7 +493,7 @@ mzcoord_create_index(PG_FUNCTION_ARGS)
 	nspid = get_rel_namespace(relid);
 
 	s = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	names = stringToQualifiedNameList(s);
+	names = mzc_name_list(s);
 	rv = makeRangeVarFromNameList(names);
 	if (rv->catalogname != NULL ||
 		(rv->schemaname != NULL &&

@@ -507,6 +507,17 @@ mzcoord_check_user_time(int64 ts, const char *what)
 	mzc_ts		now = mzcoord_now_ms();
 	mzc_ts		limit = now + (mzc_ts) mzcoord_max_future * 60 * 1000;
 
+	/*
+	 * The last representable time can never be passed by an upper (upper
+	 * would be ts + 1): refuse it whatever mzcoord.max_future allows.
+	 */
+	if (ts == PG_INT64_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s " INT64_FORMAT " is out of range", what,
+						(int64) ts),
+				 errdetail("Times must be less than " INT64_FORMAT ".",
+						   PG_INT64_MAX)));
 	if (ts > limit)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

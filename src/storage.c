@@ -667,7 +667,11 @@ mzcoord_storage_install(PG_FUNCTION_ARGS)
 				 errmsg("since must not be negative")));
 
 	/* No write may slip between reading the rows and capturing the next. */
-	rel = table_open(relid, ShareRowExclusiveLock);
+	rel = try_table_open(relid, ShareRowExclusiveLock);
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
 	if (rel->rd_rel->relkind != RELKIND_RELATION)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),

@@ -519,6 +519,14 @@ mzc_json_determine_timestamp(const char *request, size_t request_len,
 			(st = member(in, &ep, "upper", false, &f, &fp, err)) != MZC_OK ||
 			(st = read_frontier(f, &fp, true, &inputs[i].upper, err)) != MZC_OK)
 			return st;
+		/*
+		 * No collection has a since beyond its upper (invariant I1); an
+		 * empty since (nothing readable any more) goes with any upper.
+		 */
+		if (!inputs[i].since.empty &&
+			!mzc_frontier_le(inputs[i].since, inputs[i].upper))
+			return mzc_fail_at(err, MZC_ERR_INVALID, ep.s,
+							   "since must not be beyond upper");
 	}
 	req.inputs = inputs;
 	req.ninputs = n;
@@ -725,6 +733,10 @@ mzc_json_select_as_ofs(const char *request, size_t request_len,
 			(st = member(m, &ep, "upper", false, &f, &fp, err)) != MZC_OK ||
 			(st = read_frontier(f, &fp, true, &storage[i].upper, err)) != MZC_OK)
 			return st;
+		if (!storage[i].since.empty &&
+			!mzc_frontier_le(storage[i].since, storage[i].upper))
+			return mzc_fail_at(err, MZC_ERR_INVALID, ep.s,
+							   "since must not be beyond upper");
 		storage_mark[i] = -1;
 	}
 
@@ -789,6 +801,10 @@ mzc_json_select_as_ofs(const char *request, size_t request_len,
 				return st;
 			if ((k = idmap_find(&smap, id)) >= 0)
 			{
+				/* A materialized view reading the collection it writes. */
+				if (strcmp(id, flow_ids[i]) == 0)
+					return mzc_fail_at(err, MZC_ERR_INVALID, xp.s,
+									   "a dataflow cannot read itself");
 				if (storage_mark[k] == i)
 					return mzc_fail_at(err, MZC_ERR_INVALID, xp.s,
 									   "input \"%.64s\" is listed twice", id);
