@@ -1923,14 +1923,22 @@ typedef struct MzcBootRow
 	int32		dataflow;		/* index into the as-of dataflows, or -1 */
 } MzcBootRow;
 
+/*
+ * Every name is qualified even though the coordinator pins search_path: the
+ * query runs as superuser (see mzc_pin_search_path in worker.c).
+ */
 static const char *const boot_query =
-"SELECT c.global_id, c.item_id, i.kind, i.relation::oid, c.primary_id IS NULL,"
+"SELECT c.global_id, c.item_id, i.kind, i.relation::pg_catalog.oid,"
+"       c.primary_id IS NULL,"
 "       coalesce(c.since, c.as_of), c.upper,"
-"       (extract(epoch FROM i.retain_history) * 1000)::bigint,"
-"       (SELECT array_agg(ii.input_global_id ORDER BY ii.input_global_id)"
-"          FROM mzcoord.item_inputs ii WHERE ii.item_id = c.item_id)"
-"  FROM mzcoord.collections c JOIN mzcoord.items i ON i.id = c.item_id"
-" ORDER BY length(c.global_id), c.global_id";
+"       (pg_catalog.extract('epoch', i.retain_history)"
+"        OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8,"
+"       (SELECT pg_catalog.array_agg(ii.input_global_id ORDER BY ii.input_global_id)"
+"          FROM mzcoord.item_inputs ii"
+"         WHERE ii.item_id OPERATOR(pg_catalog.=) c.item_id)"
+"  FROM mzcoord.collections c JOIN mzcoord.items i"
+"    ON i.id OPERATOR(pg_catalog.=) c.item_id"
+" ORDER BY pg_catalog.length(c.global_id), c.global_id";
 
 static mzc_frontier
 spi_frontier(HeapTuple tup, TupleDesc desc, int col)
@@ -2311,18 +2319,25 @@ persist_rows(MzcPersistRow *rows, int n)
 	/*
 	 * A source's advance writes its upper itself, in its own transaction;
 	 * a value the controller read before that commit must never lower it.
+	 *
+	 * Runs as superuser: every operator is qualified.  (The multi-argument
+	 * unnest in FROM cannot be: the parser expands it only unqualified, into
+	 * calls of pg_catalog.unnest.)
 	 */
 	rc = SPI_execute_with_args(
 							   "WITH free AS ("
 							   "  SELECT l.global_id FROM mzcoord.collections l"
-							   "   WHERE l.global_id = ANY ($1)"
+							   "   WHERE l.global_id OPERATOR(pg_catalog.=) ANY ($1)"
 							   "     FOR NO KEY UPDATE SKIP LOCKED)"
 							   "UPDATE mzcoord.collections c"
 							   "   SET since = v.since,"
-							   "       upper = CASE WHEN c.upper IS NULL OR v.upper < c.upper"
+							   "       upper = CASE WHEN c.upper IS NULL"
+							   "                      OR v.upper OPERATOR(pg_catalog.<) c.upper"
 							   "                    THEN c.upper ELSE v.upper END"
-							   "  FROM unnest($1, $2, $3) AS v(global_id, since, upper), free f"
-							   " WHERE c.global_id = v.global_id AND f.global_id = c.global_id"
+							   "  FROM unnest($1, $2, $3) AS v(global_id, since, upper),"
+							   "       free f"
+							   " WHERE c.global_id OPERATOR(pg_catalog.=) v.global_id"
+							   "   AND f.global_id OPERATOR(pg_catalog.=) c.global_id"
 							   " RETURNING c.global_id",
 							   3, argtypes, values, NULL, false, 0);
 	if (rc != SPI_OK_UPDATE_RETURNING)

@@ -49,6 +49,14 @@ typedef enum MzcWorkerState
 #define MZC_ERROR_LEN 256
 
 /*
+ * The search_path of every statement mzcoord runs with rights other than the
+ * caller's: the coordinator's, and a backend's switched to an owner.  Only
+ * built-ins resolve unqualified names; pg_temp last so that a temporary
+ * object never shadows one.
+ */
+#define MZC_SAFE_SEARCH_PATH "pg_catalog, pg_temp"
+
+/*
  * Worker status block.  Protected by its own spinlock "mutex"; writers copy
  * plain values in and readers copy the whole block out, nothing else happens
  * while the spinlock is held.

@@ -89,21 +89,41 @@ PG_FUNCTION_INFO_V1(mzcoord_storage_problems);
 
 /*
  * Switch to the owner of the histories (the extension owner) for internal
- * statements on mzcoord's relations, as a restricted operation.  Errors
- * restore the previous user through transaction abort; callers restore it
- * explicitly on success.
+ * statements on mzcoord's relations, as a restricted operation.
+ *
+ * The statements run with the owner's rights, so nothing in them may be
+ * resolved through the caller's search_path (or the database's or role's
+ * default for it): a function or operator the caller put in a schema
+ * searched before pg_catalog would run as the owner, often a superuser.  As
+ * PostgreSQL does for a SECURITY DEFINER function with a SET clause
+ * (fmgr_security_definer), search_path is pinned to pg_catalog, pg_temp in a
+ * GUC nest level of its own for the whole section; pg_temp last, so that
+ * not even a temporary function can shadow a built-in.
+ *
+ * Returns the GUC nest level, which the caller hands to
+ * mzcoord_restore_user on success.  Errors restore both the user and the
+ * setting through (sub)transaction abort, which unwinds every GUC nest level
+ * above the (sub)transaction's own.
  */
-void
+int
 mzcoord_become_owner(Oid owner, Oid *save_user, int *save_sec)
 {
+	int			nest;
+
 	GetUserIdAndSecContext(save_user, save_sec);
 	SetUserIdAndSecContext(owner, *save_sec | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
+	nest = NewGUCNestLevel();
+	(void) set_config_option("search_path", MZC_SAFE_SEARCH_PATH,
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	return nest;
 }
 
 void
-mzcoord_restore_user(Oid save_user, int save_sec)
+mzcoord_restore_user(Oid save_user, int save_sec, int nest)
 {
+	AtEOXact_GUC(true, nest);
 	SetUserIdAndSecContext(save_user, save_sec);
 }
 
@@ -966,6 +986,7 @@ follow_columns(Oid relid)
 	Oid			owner;
 	Oid			save_user;
 	int			save_sec;
+	int			save_nest;
 
 	if (!storage_row(relid, &gid, &kind, &histid))
 		return;
@@ -994,14 +1015,14 @@ follow_columns(Oid relid)
 				 errdetail("Its history would have to be converted by a cast that is not built in."),
 				 errhint("Keep the type, or convert to a built-in type.")));
 
-	mzcoord_become_owner(owner, &save_user, &save_sec);
+	save_nest = mzcoord_become_owner(owner, &save_user, &save_sec);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	spi_exec(psprintf("ALTER TABLE mzcoord.%s %s",
 					  quote_identifier(get_rel_name(histid)), changes),
 			 SPI_OK_UTILITY);
 	SPI_finish();
-	mzcoord_restore_user(save_user, save_sec);
+	mzcoord_restore_user(save_user, save_sec, save_nest);
 	CommandCounterIncrement();
 	CacheInvalidateRelcacheByRelid(relid);
 
@@ -1215,12 +1236,13 @@ check_above_upper(ProblemSink *sink, StorageCheckRow *r, Relation hrel)
 	Datum		values[1];
 	Oid			save_user;
 	int			save_sec;
+	int			save_nest;
 	int64		above;
 	bool		isnull;
 	mzc_ts		latest = mzcoord_oracle_latest();
 
 	values[0] = Int64GetDatum(latest);
-	mzcoord_become_owner(hrel->rd_rel->relowner, &save_user, &save_sec);
+	save_nest = mzcoord_become_owner(hrel->rd_rel->relowner, &save_user, &save_sec);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FROM mzcoord.%s"
@@ -1232,7 +1254,7 @@ check_above_upper(ProblemSink *sink, StorageCheckRow *r, Relation hrel)
 	above = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 										SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
-	mzcoord_restore_user(save_user, save_sec);
+	mzcoord_restore_user(save_user, save_sec, save_nest);
 	if (above > 0)
 		problem(sink, "history above the upper", r->gid,
 				psprintf("%lld rows of %s are above the latest table timestamp " INT64_FORMAT,
@@ -1372,10 +1394,11 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 			Datum		values[1] = {Int64GetDatum(r->compacted)};
 			Oid			save_user;
 			int			save_sec;
+			int			save_nest;
 			int64		below;
 			bool		isnull;
 
-			mzcoord_become_owner(hrel->rd_rel->relowner, &save_user, &save_sec);
+			save_nest = mzcoord_become_owner(hrel->rd_rel->relowner, &save_user, &save_sec);
 			if (SPI_connect() != SPI_OK_CONNECT)
 				elog(ERROR, "SPI_connect failed");
 			if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FROM mzcoord.%s"
@@ -1386,7 +1409,7 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 			below = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 												SPI_tuptable->tupdesc, 1, &isnull));
 			SPI_finish();
-			mzcoord_restore_user(save_user, save_sec);
+			mzcoord_restore_user(save_user, save_sec, save_nest);
 			if (below > 0)
 				problem(&sink, "history below its compacted frontier", r->gid,
 						psprintf("%lld rows of %s are below " INT64_FORMAT,

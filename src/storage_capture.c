@@ -129,6 +129,7 @@ move_own_updates(const MzcWritten *w, mzc_ts to)
 	Datum		values[2] = {Int64GetDatum(w->ts), Int64GetDatum(to)};
 	Oid			save_user;
 	int			save_sec;
+	int			save_nest;
 	char	   *name;
 	int			ret;
 
@@ -137,7 +138,7 @@ move_own_updates(const MzcWritten *w, mzc_ts to)
 		return;
 	name = quote_qualified_identifier(get_namespace_name(get_rel_namespace(w->histid)),
 									  get_rel_name(w->histid));
-	mzcoord_become_owner(w->owner, &save_user, &save_sec);
+	save_nest = mzcoord_become_owner(w->owner, &save_user, &save_sec);
 	/* At pre-commit no portal provides a snapshot: the update needs one. */
 	PushActiveSnapshot(GetTransactionSnapshot());
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -152,7 +153,7 @@ move_own_updates(const MzcWritten *w, mzc_ts to)
 			 SPI_result_code_string(ret));
 	SPI_finish();
 	PopActiveSnapshot();
-	mzcoord_restore_user(save_user, save_sec);
+	mzcoord_restore_user(save_user, save_sec, save_nest);
 }
 
 /*

@@ -195,6 +195,7 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 	Datum		values[1] = {Int64GetDatum(since)};
 	Oid			save_user;
 	int			save_sec;
+	int			save_nest;
 	int64		compacted;
 	bool		found;
 	bool		isnull;
@@ -217,7 +218,7 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 		return false;			/* dropped meanwhile */
 	desc = RelationGetDescr(hrel);
 
-	mzcoord_become_owner(h->owner, &save_user, &save_sec);
+	save_nest = mzcoord_become_owner(h->owner, &save_user, &save_sec);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
@@ -226,7 +227,7 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 	if (!found || since <= compacted)
 	{
 		SPI_finish();
-		mzcoord_restore_user(save_user, save_sec);
+		mzcoord_restore_user(save_user, save_sec, save_nest);
 		table_close(hrel, NoLock);
 		return true;
 	}
@@ -312,7 +313,7 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 			elog(ERROR, "could not record the compaction of %s", qhist);
 	}
 	SPI_finish();
-	mzcoord_restore_user(save_user, save_sec);
+	mzcoord_restore_user(save_user, save_sec, save_nest);
 	table_close(hrel, NoLock);
 
 	res->frontier = since;

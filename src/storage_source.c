@@ -523,12 +523,13 @@ apply_window(const MzcHistory *h, Relation rel, int64 from, int64 upto)
 													  RelationGetRelationName(rel));
 		Oid			save_user;
 		int			save_sec;
+		int			save_nest;
 
 		/*
 		 * As the relation's owner: its constraints and triggers (the owner's
 		 * own code) run with the owner's rights, never the extension's.
 		 */
-		mzcoord_become_owner(rel->rd_rel->relowner, &save_user, &save_sec);
+		save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user, &save_sec);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		applying_relid = RelationGetRelid(rel);
@@ -577,7 +578,7 @@ apply_window(const MzcHistory *h, Relation rel, int64 from, int64 upto)
 		}
 		PG_END_TRY();
 		SPI_finish();
-		mzcoord_restore_user(save_user, save_sec);
+		mzcoord_restore_user(save_user, save_sec, save_nest);
 	}
 
 	mzcoord_rowset_destroy(set);
@@ -602,6 +603,7 @@ mzcoord_advance_upper(PG_FUNCTION_ARGS)
 	Relation	rel;
 	Oid			save_user;
 	int			save_sec;
+	int			save_nest;
 	Oid			argtypes[2] = {TEXTOID, INT8OID};
 	Datum		values[2];
 	SPIPlanPtr	plan;
@@ -643,7 +645,7 @@ mzcoord_advance_upper(PG_FUNCTION_ARGS)
 	/* Durable in this transaction, published to the controller at commit. */
 	values[0] = CStringGetTextDatum(psprintf("u" INT64_FORMAT, h->gid));
 	values[1] = Int64GetDatum(upper);
-	mzcoord_become_owner(h->owner, &save_user, &save_sec);
+	save_nest = mzcoord_become_owner(h->owner, &save_user, &save_sec);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	plan = prepare_or_fail("UPDATE mzcoord.collections SET upper = $2"
@@ -655,7 +657,7 @@ mzcoord_advance_upper(PG_FUNCTION_ARGS)
 		elog(ERROR, "could not record the upper of source \"%s\"",
 			 RelationGetRelationName(rel));
 	SPI_finish();
-	mzcoord_restore_user(save_user, save_sec);
+	mzcoord_restore_user(save_user, save_sec, save_nest);
 	mzcoord_stage_upper(h->gid, mzc_frontier_at(upper));
 
 	table_close(rel, NoLock);

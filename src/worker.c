@@ -54,6 +54,7 @@
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -75,6 +76,7 @@ PG_FUNCTION_INFO_V1(mzcoord_worker_status);
 
 static void mzc_fill_worker(BackgroundWorker *worker, const char *name,
 							const char *function);
+static void mzc_pin_search_path(void);
 
 /* ----------------------------------------------------------------
  * Shared status helpers
@@ -117,6 +119,24 @@ mzc_coordinator_pid(void)
 	pid = ws->coordinator_pid;
 	SpinLockRelease(&ws->mutex);
 	return pid;
+}
+
+/*
+ * The workers run as the bootstrap superuser, and connecting applied the
+ * database's and the role's search_path (ALTER DATABASE/ROLE ... SET), which
+ * a database owner controls.  Every statement they run through SPI, and the
+ * body of every plpgsql function those call, would resolve unqualified
+ * functions and operators there: a database owner could shadow length() or
+ * "=" in public and run code as superuser.  Pin search_path to the
+ * built-ins for the life of the process; PGC_S_OVERRIDE outranks every
+ * other source, so neither those settings nor a configuration reload on
+ * SIGHUP can change it.
+ */
+static void
+mzc_pin_search_path(void)
+{
+	SetConfigOption("search_path", MZC_SAFE_SEARCH_PATH,
+					PGC_SUSET, PGC_S_OVERRIDE);
 }
 
 /* ----------------------------------------------------------------
@@ -227,6 +247,7 @@ mzcoord_launcher_main(Datum main_arg)
 
 	/* No database: only shared catalogs such as pg_database are readable. */
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	mzc_pin_search_path();
 	pgstat_report_appname("mzcoord launcher");
 
 	/* Handles must outlive the transactions used to look up the database. */
@@ -484,6 +505,7 @@ mzcoord_coordinator_main(Datum main_arg)
 	on_shmem_exit(mzc_coordinator_detach, (Datum) 0);
 
 	BackgroundWorkerInitializeConnection(mzcoord_database, NULL, 0);
+	mzc_pin_search_path();
 	pgstat_report_appname("mzcoord coordinator");
 
 	tick_cxt = AllocSetContextCreate(TopMemoryContext,

@@ -227,9 +227,14 @@ SELECT 'relation', s.global_id,
  WHERE s.state = 'active' AND c.primary_id IS NULL
    AND s.relation IS DISTINCT FROM i.relation;
 
+-- Documented as callable by PUBLIC, but the checks read relations (the
+-- histories, the check views) that only the extension owner may read: it
+-- runs as the owner.  It returns only ids, counts and frontiers, and every
+-- name in it and in the views is resolved in pg_catalog and mzcoord only.
 CREATE FUNCTION mzcoord.check_consistency()
 RETURNS TABLE (check_name text, object text, detail text)
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
