@@ -1224,37 +1224,51 @@ check_contents(ProblemSink *sink, StorageCheckRow *r, Relation rel,
 }
 
 /*
- * No committed update of a table is beyond the table timeline: every update
- * visible to the check's snapshot was sealed before that snapshot was taken,
- * so it is at or below the latest commit timestamp read afterwards.  (The
- * caller's own uncommitted updates have no timestamp yet.)
+ * Count the history rows (of hrel) whose time compares with bound as cmp
+ * says (an operator of pg_catalog), leaving out the caller's own
+ * uncommitted ones; run as the history's owner.  fresh: with a snapshot
+ * taken now, else with the statement's.
  */
-static void
-check_above_upper(ProblemSink *sink, StorageCheckRow *r, Relation hrel)
+static int64
+count_history(Relation hrel, const char *cmp, int64 bound, bool fresh)
 {
 	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
+	Datum		values[1] = {Int64GetDatum(bound)};
 	Oid			save_user;
 	int			save_sec;
 	int			save_nest;
-	int64		above;
+	int64		n;
 	bool		isnull;
-	mzc_ts		latest = mzcoord_oracle_latest();
 
-	values[0] = Int64GetDatum(latest);
 	save_nest = mzcoord_become_owner(hrel->rd_rel->relowner, &save_user, &save_sec);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FROM mzcoord.%s"
-									   " WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.>) $1"
+									   " WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.%s) $1"
 									   "   AND NOT mzcoord._row_is_own(xmin)",
-									   quote_identifier(RelationGetRelationName(hrel))),
-							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not count the history above the table timeline");
-	above = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-										SPI_tuptable->tupdesc, 1, &isnull));
+									   quote_identifier(RelationGetRelationName(hrel)), cmp),
+							  1, argtypes, values, NULL, !fresh, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not count the history of %s",
+			 RelationGetRelationName(hrel));
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
 	mzcoord_restore_user(save_user, save_sec, save_nest);
+	return n;
+}
+
+/*
+ * No committed update of a table is beyond the table timeline: every update
+ * visible to the check's snapshot was sealed before that snapshot was taken,
+ * so it is at or below the latest commit timestamp read afterwards (hence
+ * the statement's snapshot, not a fresh one).
+ */
+static void
+check_above_upper(ProblemSink *sink, StorageCheckRow *r, Relation hrel)
+{
+	mzc_ts		latest = mzcoord_oracle_latest();
+	int64		above = count_history(hrel, ">", latest, false);
+
 	if (above > 0)
 		problem(sink, "history above the upper", r->gid,
 				psprintf("%lld rows of %s are above the latest table timestamp " INT64_FORMAT,
@@ -1388,28 +1402,15 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 			continue;
 		}
 
-		/* Nothing below the compacted frontier, which is not beyond the since. */
+		/*
+		 * Nothing below the compacted frontier, which is not beyond the
+		 * since.  The frontier was read with a fresh snapshot, so the rows
+		 * are counted with a still fresher one: a compaction committed
+		 * between the two would otherwise leave rows "below" it.
+		 */
 		{
-			Oid			argtypes[1] = {INT8OID};
-			Datum		values[1] = {Int64GetDatum(r->compacted)};
-			Oid			save_user;
-			int			save_sec;
-			int			save_nest;
-			int64		below;
-			bool		isnull;
+			int64		below = count_history(hrel, "<", r->compacted, true);
 
-			save_nest = mzcoord_become_owner(hrel->rd_rel->relowner, &save_user, &save_sec);
-			if (SPI_connect() != SPI_OK_CONNECT)
-				elog(ERROR, "SPI_connect failed");
-			if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FROM mzcoord.%s"
-											   " WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.<) $1",
-											   quote_identifier(RelationGetRelationName(hrel))),
-									  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
-				elog(ERROR, "could not count the history below its compacted frontier");
-			below = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-												SPI_tuptable->tupdesc, 1, &isnull));
-			SPI_finish();
-			mzcoord_restore_user(save_user, save_sec, save_nest);
 			if (below > 0)
 				problem(&sink, "history below its compacted frontier", r->gid,
 						psprintf("%lld rows of %s are below " INT64_FORMAT,
