@@ -58,5 +58,44 @@ pass('a dropped collection makes room');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM mzcoord.check_consistency()'),
 	'0', 'consistent');
 
+# Catalog changes reserve what publishing them needs, computed from the live
+# graph, not a worst case per change: the whole table can be dropped in one
+# statement and filled in one transaction.
+$node->safe_psql('postgres', 'DROP TABLE ' . join(', ', map { "c$_" } 1 .. 15, 17));
+$node->poll_query_until('postgres', 'SELECT collections = 0 FROM mzcoord.controller_status()')
+  or die 'slots not freed';
+my $create = sub {
+	my ($n) = @_;
+	return "BEGIN;\n" . join("\n",
+		map { "CREATE TABLE b$_ (a int); SELECT mzcoord.create_table('b$_');" } 1 .. $n)
+	  . "\nCOMMIT;";
+};
+($ret, $out, $err) = $node->psql('postgres', $create->(16));
+is($ret, 0, 'sixteen tables registered in one transaction') or diag($err);
+is($node->safe_psql('postgres', 'SELECT count(*) FROM mzcoord.holds'),
+	'0', 'no hold is left');
+
+# A transaction whose changes do not fit names the setting to raise.
+($ret, $out, $err) = $node->psql('postgres', q{
+\set VERBOSITY verbose
+BEGIN;
+SELECT count(mzcoord.set_retain_history('b1', make_interval(secs => 3600 + g)))
+  FROM generate_series(1, 400) g;
+COMMIT;
+});
+like($err, qr/53400: too many mzcoord catalog changes in one transaction/,
+	'more policy changes than the count pool can publish is 53400');
+like($err, qr/Raise mzcoord.max_collections/, 'with a hint naming the setting');
+$node->safe_psql('postgres', 'DROP TABLE ' . join(', ', map { "b$_" } 1 .. 16));
+$node->poll_query_until('postgres', 'SELECT collections = 0 FROM mzcoord.controller_status()')
+  or die 'slots not freed';
+($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\n" . $create->(17));
+like($err, qr/53400: too many mzcoord collections/, 'seventeen in one transaction is 53400');
+like($err, qr/Raise mzcoord.max_collections/, 'with a hint naming the setting');
+is($node->safe_psql('postgres', 'SELECT collections FROM mzcoord.controller_status()'),
+	'0', 'nothing was registered');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM mzcoord.check_consistency()'),
+	'0', 'consistent');
+
 $node->stop;
 done_testing();
