@@ -29,10 +29,13 @@ is($node->safe_psql('postgres',
 		q{SELECT collections FROM mzcoord.controller_status()}),
 	'16', 'the controller still has sixteen');
 
-# Sixty-four holds fit in one transaction; the sixty-fifth does not, and the
-# failed call adds none.
+# Sixty-four holds fit in one transaction (with the per-session and
+# per-role limits, a quarter and half of the table by default, raised above
+# it); the sixty-fifth does not, and the failed call adds none.
 ($ret, $out, $err) = $node->psql('postgres', q{
 \set VERBOSITY verbose
+SET mzcoord.max_holds_per_backend = 100;
+SET mzcoord.max_holds_per_role = 100;
 BEGIN;
 SELECT count(mzcoord.acquire_read_hold(ARRAY['c1'::regclass])) FROM generate_series(1, 64);
 SELECT count(*) AS holds FROM mzcoord.holds;
@@ -43,6 +46,7 @@ SELECT count(*) AS holds FROM mzcoord.holds;
 COMMIT;
 }, on_error_stop => 0);
 like($err, qr/53400: too many mzcoord read holds/, 'full hold table is 53400');
+like($err, qr/All 64 hold entries/, 'naming the full table');
 like($out, qr/^64\n64\n64$/m, 'the failed call added no hold');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM mzcoord.holds'),
 	'0', 'all released at commit');
