@@ -117,10 +117,37 @@ typedef struct MzcHoldEntry
 	mzc_ts		time;
 	int			pid;
 	BackendId	backend;
+	Oid			role;			/* charged to this role (holds_by_role) */
 	LocalTransactionId lxid;
 	TimestampTz acquired_at;
 	int32		next_free;
 } MzcHoldEntry;
+
+/* Transaction holds charged to one role (mzcoord.max_holds_per_role). */
+typedef struct MzcRoleEntry
+{
+	Oid			role;
+	int32		nholds;
+} MzcRoleEntry;
+
+/* Why acquire_holds_locked() took no hold. */
+typedef enum MzcHoldResult
+{
+	MZC_HOLD_OK,
+	MZC_HOLD_NO_ENTRIES,		/* all mzcoord.max_holds entries in use */
+	MZC_HOLD_NO_NODES,			/* the count pool is full */
+	MZC_HOLD_BACKEND_LIMIT,		/* mzcoord.max_holds_per_backend */
+	MZC_HOLD_ROLE_LIMIT			/* mzcoord.max_holds_per_role */
+} MzcHoldResult;
+
+/* What acquire_holds_locked() found, for the error raised after the lock. */
+typedef struct MzcHoldFailure
+{
+	MzcHoldResult result;
+	Oid			role;
+	int32		held;			/* holds already charged */
+	int32		limit;
+} MzcHoldFailure;
 
 typedef struct MzcController
 {
@@ -167,6 +194,7 @@ static mzc_count_node *ctl_nodes;
 static MzcHoldEntry *ctl_holds;
 static HTAB *gid_hash;
 static HTAB *rel_hash;
+static HTAB *role_hash;
 
 PG_FUNCTION_INFO_V1(mzcoord_acquire_read_hold);
 PG_FUNCTION_INFO_V1(mzcoord_select_timestamp);
@@ -289,6 +317,7 @@ mzcoord_controller_shmem_size(void)
 	size = add_size(size, MAXALIGN(mul_size(mzcoord_max_holds, sizeof(MzcHoldEntry))));
 	size = add_size(size, hash_estimate_size(capacity, sizeof(MzcGidEntry)));
 	size = add_size(size, hash_estimate_size(capacity, sizeof(MzcRelEntry)));
+	size = add_size(size, hash_estimate_size(mzcoord_max_holds, sizeof(MzcRoleEntry)));
 	return size;
 }
 
@@ -299,6 +328,7 @@ ctl_clear(void)
 	HASH_SEQ_STATUS hs;
 	MzcGidEntry *ge;
 	MzcRelEntry *re;
+	MzcRoleEntry *ro;
 
 	mzc_count_pool_init(&ctl->pool, ctl_nodes, ctl->nnodes);
 	mzc_colls_init(&ctl->colls, ctl_slots, ctl->capacity, &ctl->pool);
@@ -320,6 +350,9 @@ ctl_clear(void)
 	hash_seq_init(&hs, rel_hash);
 	while ((re = hash_seq_search(&hs)) != NULL)
 		(void) hash_search(rel_hash, &re->relid, HASH_REMOVE, NULL);
+	hash_seq_init(&hs, role_hash);
+	while ((ro = hash_seq_search(&hs)) != NULL)
+		(void) hash_search(role_hash, &ro->role, HASH_REMOVE, NULL);
 }
 
 void
@@ -333,7 +366,8 @@ mzcoord_controller_shmem_init(LWLock *lock, bool found_unused)
 	ctl = ShmemInitStruct("mzcoord controller",
 						  mzcoord_controller_shmem_size() -
 						  hash_estimate_size(capacity, sizeof(MzcGidEntry)) -
-						  hash_estimate_size(capacity, sizeof(MzcRelEntry)),
+						  hash_estimate_size(capacity, sizeof(MzcRelEntry)) -
+						  hash_estimate_size(mzcoord_max_holds, sizeof(MzcRoleEntry)),
 						  &found);
 	p = (char *) ctl + MAXALIGN(sizeof(MzcController));
 	ctl_slots = (mzc_collection *) p;
@@ -355,6 +389,16 @@ mzcoord_controller_shmem_init(LWLock *lock, bool found_unused)
 	rel_hash = ShmemInitHash("mzcoord collections by relation",
 							 capacity, capacity, &info,
 							 HASH_ELEM | HASH_BLOBS);
+
+	/*
+	 * Every role entry counts at least one hold entry, so max_holds entries
+	 * always suffice.
+	 */
+	info.keysize = sizeof(Oid);
+	info.entrysize = sizeof(MzcRoleEntry);
+	role_hash = ShmemInitHash("mzcoord holds by role",
+							  mzcoord_max_holds, mzcoord_max_holds, &info,
+							  HASH_ELEM | HASH_BLOBS);
 
 	if (!found)
 	{
@@ -605,8 +649,60 @@ map_gid(int32 slot)
  * ----------------------------------------------------------------
  */
 
+/*
+ * The effective per-session and per-role limits: -1 means a quarter and a
+ * half of the hold entries, so that neither one session nor one role can
+ * ever take all of them.
+ */
 static int32
-hold_entry_alloc(int32 slot, mzc_ts time, TimestampTz now)
+holds_per_backend_limit(void)
+{
+	if (mzcoord_max_holds_per_backend >= 0)
+		return mzcoord_max_holds_per_backend;
+	return Max(ctl->max_holds / 4, 1);
+}
+
+static int32
+holds_per_role_limit(void)
+{
+	if (mzcoord_max_holds_per_role >= 0)
+		return mzcoord_max_holds_per_role;
+	return Max(ctl->max_holds / 2, 1);
+}
+
+/* Holds charged to role; caller holds the lock. */
+static int32
+role_holds_locked(Oid role)
+{
+	MzcRoleEntry *e = hash_search(role_hash, &role, HASH_FIND, NULL);
+
+	return e ? e->nholds : 0;
+}
+
+/*
+ * Charge (diff > 0) or credit (diff < 0) role; caller holds the lock
+ * exclusively.  Entering cannot fail: each entry stands for at least one of
+ * the max_holds hold entries, and the table has room for that many.
+ */
+static void
+role_holds_add_locked(Oid role, int32 diff)
+{
+	MzcRoleEntry *e;
+	bool		found;
+
+	e = hash_search(role_hash, &role, diff > 0 ? HASH_ENTER_NULL : HASH_FIND,
+					&found);
+	if (e == NULL)
+		return;
+	if (diff > 0 && !found)
+		e->nholds = 0;
+	e->nholds += diff;
+	if (e->nholds <= 0)
+		(void) hash_search(role_hash, &role, HASH_REMOVE, NULL);
+}
+
+static int32
+hold_entry_alloc(int32 slot, mzc_ts time, Oid role, TimestampTz now)
 {
 	int32		i = ctl->hold_free_head;
 	MzcHoldEntry *h;
@@ -620,6 +716,8 @@ hold_entry_alloc(int32 slot, mzc_ts time, TimestampTz now)
 	h->time = time;
 	h->pid = MyProcPid;
 	h->backend = MyBackendId;
+	h->role = role;
+	role_holds_add_locked(role, 1);
 	h->lxid = MyProc->lxid;
 	h->acquired_at = now;
 	return i;
@@ -631,6 +729,7 @@ hold_entry_free(int32 i)
 	if (i < 0 || i >= ctl->max_holds || !ctl_holds[i].in_use)
 		return;
 	ctl_holds[i].in_use = false;
+	role_holds_add_locked(ctl_holds[i].role, -1);
 	ctl_holds[i].next_free = ctl->hold_free_head;
 	ctl->hold_free_head = i;
 	ctl->nholds_free++;
@@ -672,41 +771,117 @@ mzcoord_ctl_release_holds(const MzcLocalHold *holds, int nholds)
 /*
  * Acquire one transaction hold per slot at times[i].  The caller holds the
  * lock exclusively, checked every time against the sinces and reserved local
- * room.  Returns false when shared capacity is lacking; holds acquired before
- * that are recorded and stay until the transaction ends (holding longer is
- * always safe, and the caller raises an error anyway).
+ * room.  The holds are charged to this session and to its current role
+ * (the outer user: SET ROLE counts, a SECURITY DEFINER function does not, so
+ * a wrapper cannot move a caller's holds to its owner).  Returns false, and
+ * takes none, when a limit or shared capacity is lacking (f says which); if
+ * the core fails midway, holds acquired before that are recorded and stay
+ * until the transaction ends (holding longer is always safe, and the caller
+ * raises an error anyway).
  */
 static bool
 acquire_holds_locked(const int32 *slots, const mzc_ts *times, int n,
-					 TimestampTz now)
+					 TimestampTz now, MzcHoldFailure *f)
 {
-	if (ctl->nholds_free < n ||
-		ctl->pool.nfree - ctl->reserved_nodes < n)
+	Oid			role = GetOuterUserId();
+	int32		backend_held = mzcoord_local_hold_count();
+	int32		role_held;
+
+	memset(f, 0, sizeof(*f));
+	f->result = MZC_HOLD_OK;
+	f->role = role;
+	if (n == 0)
+		return true;
+	if (backend_held + n > holds_per_backend_limit())
+	{
+		f->result = MZC_HOLD_BACKEND_LIMIT;
+		f->held = backend_held;
+		f->limit = holds_per_backend_limit();
 		return false;
+	}
+	role_held = role_holds_locked(role);
+	if (role_held + n > holds_per_role_limit())
+	{
+		f->result = MZC_HOLD_ROLE_LIMIT;
+		f->held = role_held;
+		f->limit = holds_per_role_limit();
+		return false;
+	}
+	if (ctl->nholds_free < n)
+	{
+		f->result = MZC_HOLD_NO_ENTRIES;
+		return false;
+	}
+	if (ctl->pool.nfree - ctl->reserved_nodes < n)
+	{
+		f->result = MZC_HOLD_NO_NODES;
+		return false;
+	}
 	for (int i = 0; i < n; i++)
 	{
 		MzcLocalHold lh;
 
 		if (mzc_coll_acquire(&ctl->colls, slots[i], times[i], NULL, NULL) != MZC_OK)
+		{
+			f->result = MZC_HOLD_NO_NODES;
 			return false;
+		}
 		lh.epoch = ctl->epoch;
 		lh.slot = slots[i];
 		lh.time = times[i];
-		lh.entry = hold_entry_alloc(slots[i], times[i], now);
+		lh.entry = hold_entry_alloc(slots[i], times[i], role, now);
 		mzcoord_record_local_hold(&lh);
 	}
 	return true;
 }
 
+/* Raise what acquire_holds_locked() found lacking (after the lock). */
 static void
-report_no_hold_space(void)
+report_no_hold_space(const MzcHoldFailure *f)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-			 errmsg("too many mzcoord read holds"),
-			 errdetail("All %d hold entries of shared memory are in use.",
-					   mzcoord_max_holds),
-			 errhint("Raise mzcoord.max_holds, or end transactions that hold.")));
+	switch (f->result)
+	{
+		case MZC_HOLD_OK:
+			break;
+		case MZC_HOLD_BACKEND_LIMIT:
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("too many mzcoord read holds in this session"),
+					 errdetail_plural("The session holds %d read hold, and at most %d are allowed.",
+									  "The session holds %d read holds, and at most %d are allowed.",
+									  f->held, f->held, f->limit),
+					 errhint("End the transaction to release its holds, or have a superuser raise mzcoord.max_holds_per_backend.")));
+			break;
+		case MZC_HOLD_ROLE_LIMIT:
+			{
+				const char *name = GetUserNameFromId(f->role, true);
+
+				ereport(ERROR,
+						(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+						 errmsg("too many mzcoord read holds for role \"%s\"",
+								name ? name : "?"),
+						 errdetail_plural("The sessions of the role hold %d read hold, and at most %d are allowed.",
+										  "The sessions of the role hold %d read holds, and at most %d are allowed.",
+										  f->held, f->held, f->limit),
+						 errhint("End transactions of the role that hold, or have a superuser raise mzcoord.max_holds_per_role.")));
+			}
+			break;
+		case MZC_HOLD_NO_ENTRIES:
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("too many mzcoord read holds"),
+					 errdetail("All %d hold entries of shared memory are in use.",
+							   mzcoord_max_holds),
+					 errhint("Raise mzcoord.max_holds, or end transactions that hold.")));
+			break;
+		case MZC_HOLD_NO_NODES:
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("too many mzcoord read holds"),
+					 errdetail("The shared count pool is full or reserved for catalog changes being committed."),
+					 errhint("Raise mzcoord.max_collections or mzcoord.max_holds, which size the pool, or end transactions that hold.")));
+			break;
+	}
 }
 
 /* ----------------------------------------------------------------
@@ -880,6 +1055,7 @@ mzcoord_acquire_read_hold(PG_FUNCTION_ARGS)
 	mzc_ts		at = have_at ? PG_GETARG_INT64(1) : 0;
 	bool		violation = false;
 	bool		nospace = false;
+	MzcHoldFailure hf = {0};
 	int32	   *slots;
 	mzc_ts	   *times;
 	mzc_ts		table_upper;
@@ -922,7 +1098,7 @@ mzcoord_acquire_read_hold(PG_FUNCTION_ARGS)
 			times[i] = at;
 		}
 		if (!violation)
-			nospace = !acquire_holds_locked(slots, times, n, now);
+			nospace = !acquire_holds_locked(slots, times, n, now, &hf);
 	}
 	LWLockRelease(ctl->lock);
 
@@ -931,7 +1107,7 @@ mzcoord_acquire_read_hold(PG_FUNCTION_ARGS)
 	if (violation)
 		report_targets_violation(t, n, at);
 	if (nospace)
-		report_no_hold_space();
+		report_no_hold_space(&hf);
 	PG_RETURN_INT64(at);
 }
 
@@ -1132,6 +1308,7 @@ mzcoord_select_timestamp(PG_FUNCTION_ARGS)
 {
 	MzcTsCall	c;
 	bool		nospace = false;
+	MzcHoldFailure hf = {0};
 	int32	   *slots;
 	mzc_ts	   *times;
 	mzc_ts		chosen;
@@ -1168,14 +1345,14 @@ mzcoord_select_timestamp(PG_FUNCTION_ARGS)
 				slots[i] = c.targets[i].slot;
 				times[i] = c.res.timestamp;
 			}
-			nospace = !acquire_holds_locked(slots, times, c.n, now);
+			nospace = !acquire_holds_locked(slots, times, c.n, now, &hf);
 		}
 		LWLockRelease(ctl->lock);
 	}
 
 	ts_call_report(&c);
 	if (nospace)
-		report_no_hold_space();
+		report_no_hold_space(&hf);
 
 	chosen = c.res.timestamp;
 	if (!c.res.respond_immediately)
@@ -1381,6 +1558,7 @@ mzcoord_ctl_hold_gids(const int64 *gids, int n)
 	mzc_frontier least = mzc_frontier_at(0);
 	int			bad = -1;
 	bool		nospace = false;
+	MzcHoldFailure hf = {0};
 
 	TimestampTz now = GetCurrentTimestamp();
 
@@ -1402,7 +1580,7 @@ mzcoord_ctl_hold_gids(const int64 *gids, int n)
 		least = mzc_frontier_join(least, mzc_frontier_at(times[i]));
 	}
 	if (bad < 0)
-		nospace = !acquire_holds_locked(slots, times, n, now);
+		nospace = !acquire_holds_locked(slots, times, n, now, &hf);
 	LWLockRelease(ctl->lock);
 
 	if (bad >= 0)
@@ -1411,24 +1589,104 @@ mzcoord_ctl_hold_gids(const int64 *gids, int n)
 				 errmsg("collection \"u" INT64_FORMAT "\" does not exist",
 						gids[bad])));
 	if (nospace)
-		report_no_hold_space();
+		report_no_hold_space(&hf);
 	return least.ts;
 }
 
-/* Pool nodes a staged change may need at publication (an upper bound). */
-static int32
-staged_nodes(const MzcStaged *s)
+/*
+ * Dependency edges reachable from the collection gid will be when the staged
+ * change at position upto is published: a collection staged earlier in the
+ * list has the edges computed for it (edges[]), a published one those of
+ * the live graph.  Caller holds the lock exclusively (the traversal marks
+ * of the core change).  A missing collection counts 0; it is reported.
+ */
+static int64
+staged_gid_edges_locked(List *staged, int upto, const int64 *edges, int64 gid)
 {
-	switch (s->op)
+	int32		slot;
+
+	for (int i = upto - 1; i >= 0; i--)
 	{
-		case MZC_STAGE_CREATE:
-			return 2 + s->ninputs;
-		case MZC_STAGE_POLICY:
-		case MZC_STAGE_DROP:
-		case MZC_STAGE_UPPER:
-			return 1 + MZC_COLL_MAX_DEPS * MZC_COLL_MAX_DEPS;
+		MzcStaged  *s = list_nth(staged, i);
+
+		if (s->op == MZC_STAGE_CREATE && s->gid == gid)
+			return edges[i];
 	}
-	return 0;
+	slot = lookup_gid(gid);
+	return slot >= 0 ? mzc_coll_reachable_edges(&ctl->colls, slot) : 0;
+}
+
+/*
+ * Pool nodes that publishing the staged changes may need; caller holds the
+ * lock exclusively.
+ *
+ * The core admits an operation only if the pool has a free node for each
+ * node its own batch adds plus one per dependency edge reachable from the
+ * collection (the propagation moves at most one count per edge), and an
+ * admitted operation never uses more than it was admitted for.  COMMIT runs
+ * the changes in list order, so reserving the sum of their admission bounds
+ * guarantees that every one of them is admitted in turn: no change runs out
+ * of nodes mid-publication.  Per change that is
+ *
+ *	CREATE			2 + inputs (the collection's own count, its durable hold
+ *					at the same time, one count on each input);
+ *	POLICY, UPPER	1 + E (the implied capability moves);
+ *	DROP			2 * (1 + E) (the durable hold is released, then the
+ *					implied capability; each may propagate).
+ *
+ * E is computed from the live graph, not assumed: the edges reachable from
+ * a collection never change while it lives (its inputs are fixed at
+ * creation and kept alive by its holds on them), so the bound computed at
+ * PRE_COMMIT still holds at COMMIT.  For a collection the same transaction
+ * creates, E is its inputs plus the edges reachable from each of them.  A
+ * plain table has E = 0, so registering or dropping many tables needs a few
+ * nodes each, not the worst case of a collection with the deepest graph.
+ */
+static int64
+staged_nodes_locked(List *staged)
+{
+	int			n = list_length(staged);
+	int64	   *edges = palloc0(sizeof(int64) * Max(n, 1));
+	int64		max_edges = (int64) ctl->capacity * MZC_COLL_MAX_DEPS;
+	int64		nodes = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		MzcStaged  *s = list_nth(staged, i);
+		int64		e;
+
+		switch (s->op)
+		{
+			case MZC_STAGE_CREATE:
+				e = s->ninputs;
+				for (int k = 0; k < s->ninputs; k++)
+					e += staged_gid_edges_locked(staged, i, edges, s->inputs[k]);
+				edges[i] = Min(e, max_edges);
+				nodes += 2 + s->ninputs;
+				break;
+			case MZC_STAGE_POLICY:
+			case MZC_STAGE_UPPER:
+				nodes += 1 + staged_gid_edges_locked(staged, i, edges, s->gid);
+				break;
+			case MZC_STAGE_DROP:
+				nodes += 2 * (1 + staged_gid_edges_locked(staged, i, edges, s->gid));
+				break;
+		}
+	}
+	pfree(edges);
+	return nodes;
+}
+
+/* Raise that the count pool cannot take the staged changes. */
+static void
+report_no_node_space(int64 needed, int32 available)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("too many mzcoord catalog changes in one transaction"),
+			 errdetail("Publishing them needs up to " INT64_FORMAT " entries of the shared count pool, and %d are available.",
+					   needed, available),
+			 errhint("Raise mzcoord.max_collections, which sizes the pool, or make the changes in smaller transactions.")));
 }
 
 static bool
@@ -1457,7 +1715,8 @@ mzcoord_ctl_reserve(List *staged, MzcReservation *r)
 {
 	ListCell   *lc;
 	int32		slots = 0;
-	int32		nodes = 0;
+	int64		nodes = 0;
+	int32		nodes_available = 0;
 	int64		missing = -1;
 	int64		duplicate = -1;
 	bool		ready;
@@ -1482,7 +1741,6 @@ mzcoord_ctl_reserve(List *staged, MzcReservation *r)
 		MzcStaged  *s = lfirst(lc);
 
 		slots += s->op == MZC_STAGE_CREATE ? 1 : 0;
-		nodes += staged_nodes(s);
 	}
 
 	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
@@ -1509,15 +1767,17 @@ mzcoord_ctl_reserve(List *staged, MzcReservation *r)
 			else if (lookup_gid(s->gid) < 0 && !staged_creates_gid(staged, s, s->gid))
 				missing = s->gid;
 		}
+		nodes = staged_nodes_locked(staged);
+		nodes_available = ctl->pool.nfree - ctl->reserved_nodes;
 		full_slots = ctl->colls.nfree - ctl->reserved_slots < slots;
-		full_nodes = ctl->pool.nfree - ctl->reserved_nodes < nodes;
+		full_nodes = nodes_available < nodes;
 		if (missing < 0 && duplicate < 0 && !full_slots && !full_nodes)
 		{
 			ctl->reserved_slots += slots;
-			ctl->reserved_nodes += nodes;
+			ctl->reserved_nodes += (int32) nodes;
 			r->epoch = ctl->epoch;
 			r->slots = slots;
-			r->nodes = nodes;
+			r->nodes = (int32) nodes;
 		}
 	}
 	LWLockRelease(ctl->lock);
@@ -1543,7 +1803,7 @@ mzcoord_ctl_reserve(List *staged, MzcReservation *r)
 						   mzcoord_max_collections),
 				 errhint("Raise mzcoord.max_collections, or drop collections.")));
 	if (full_nodes)
-		report_no_hold_space();
+		report_no_node_space(nodes, nodes_available);
 }
 
 void
@@ -1834,6 +2094,7 @@ mzcoord_ctl_hold_for_read(Oid relid, mzc_ts at)
 	bool		covered = false;
 	bool		violation = false;
 	bool		nospace = false;
+	MzcHoldFailure hf = {0};
 
 	mzc_ts		table_upper;
 	TimestampTz now;
@@ -1853,7 +2114,7 @@ mzcoord_ctl_hold_for_read(Oid relid, mzc_ts at)
 		covered = mzcoord_local_holds_cover(ctl->epoch, t.slot, at);
 		violation = !covered && !mzc_frontier_le_ts(t.since, at);
 		if (!covered && !violation)
-			nospace = !acquire_holds_locked(&t.slot, &at, 1, now);
+			nospace = !acquire_holds_locked(&t.slot, &at, 1, now, &hf);
 	}
 	LWLockRelease(ctl->lock);
 
@@ -1862,7 +2123,7 @@ mzcoord_ctl_hold_for_read(Oid relid, mzc_ts at)
 	if (violation)
 		report_targets_violation(&t, 1, at);
 	if (nospace)
-		report_no_hold_space();
+		report_no_hold_space(&hf);
 }
 
 /* Wait, cancellably, until relid is complete at `at` (at < upper). */
@@ -2801,7 +3062,7 @@ mzcoord_controller_status(PG_FUNCTION_ARGS)
 /*
  * mzcoord._controller_validate(): the controller's own invariants, one row
  * per violation: the core's accounting, since <= upper, since <= every
- * transaction hold, and the maps.
+ * transaction hold, the maps, and the holds charged to roles.
  */
 Datum
 mzcoord_controller_validate(PG_FUNCTION_ARGS)
@@ -2874,6 +3135,25 @@ mzcoord_controller_validate(PG_FUNCTION_ARGS)
 					snprintf(msgs[nmsgs][1], MZC_ERRMSG_LEN, "u" INT64_FORMAT, ctl_info[h->slot].gid);
 					snprintf(msgs[nmsgs][2], MZC_ERRMSG_LEN, "hold at " INT64_FORMAT " of pid %d is below the since",
 							 h->time, h->pid);
+					nmsgs++;
+				}
+			}
+			/* Every hold in use is charged to exactly one role. */
+			{
+				HASH_SEQ_STATUS hs;
+				MzcRoleEntry *re;
+				int64		charged = 0;
+				int64		in_use = ctl->max_holds - ctl->nholds_free;
+
+				hash_seq_init(&hs, role_hash);
+				while ((re = hash_seq_search(&hs)) != NULL)
+					charged += re->nholds;
+				if (charged != in_use && nmsgs < max)
+				{
+					snprintf(msgs[nmsgs][0], MZC_ERRMSG_LEN, "holds per role");
+					snprintf(msgs[nmsgs][1], MZC_ERRMSG_LEN, "shared memory");
+					snprintf(msgs[nmsgs][2], MZC_ERRMSG_LEN, INT64_FORMAT " holds are charged to roles, " INT64_FORMAT " are in use",
+							 charged, in_use);
 					nmsgs++;
 				}
 			}

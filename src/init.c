@@ -39,6 +39,8 @@ int			mzcoord_since_persist_interval = 1000;
 bool		mzcoord_auto_compact = true;
 int			mzcoord_ready_timeout = 10000;
 int			mzcoord_max_future = 366 * 24 * 60;
+int			mzcoord_max_holds_per_backend = -1;
+int			mzcoord_max_holds_per_role = -1;
 
 bool		mzcoord_preloaded = false;
 
@@ -106,6 +108,31 @@ _PG_init(void)
 							366 * 24 * 60, 1, INT_MAX,
 							PGC_SUSET,
 							GUC_UNIT_MIN,
+							NULL, NULL, NULL);
+
+	/*
+	 * Superuser-only: a user must not raise the limit that protects every
+	 * other user from them.  A superuser can set them per role with ALTER
+	 * ROLE ... SET.
+	 */
+	DefineCustomIntVariable("mzcoord.max_holds_per_backend",
+							"Maximum number of read holds one session may hold at once.",
+							"-1 means a quarter of mzcoord.max_holds, so that one session "
+							"can never take every hold.",
+							&mzcoord_max_holds_per_backend,
+							-1, -1, 10000000,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("mzcoord.max_holds_per_role",
+							"Maximum number of read holds the sessions of one role may hold at once.",
+							"-1 means half of mzcoord.max_holds, so that one role can never "
+							"take every hold.",
+							&mzcoord_max_holds_per_role,
+							-1, -1, 10000000,
+							PGC_SUSET,
+							0,
 							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("mzcoord.auto_compact",

@@ -29,6 +29,8 @@ extern int	mzcoord_max_holds;
 extern int	mzcoord_since_persist_interval;
 extern int	mzcoord_ready_timeout;
 extern int	mzcoord_max_future;
+extern int	mzcoord_max_holds_per_backend;
+extern int	mzcoord_max_holds_per_role;
 extern bool mzcoord_auto_compact;
 
 /* True once _PG_init ran inside shared_preload_libraries processing. */

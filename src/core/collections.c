@@ -195,6 +195,14 @@ reachable_edges(mzc_collections *set, int32_t slot)
 	return edges;
 }
 
+int32_t
+mzc_coll_reachable_edges(mzc_collections *set, int32_t slot)
+{
+	if (!slot_in_range(set, slot) || set->slots[slot].state == MZC_COLL_FREE)
+		return 0;
+	return reachable_edges(set, slot);
+}
+
 /*
  * Checks plan->updates (consolidated) against the slot and reserves pool
  * nodes for them and for the propagation they may cause.  Changes nothing

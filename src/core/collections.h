@@ -211,6 +211,14 @@ extern const mzc_collection *mzc_coll_get(const mzc_collections *set,
 										  int32_t slot);
 extern mzc_frontier mzc_coll_since(const mzc_collections *set, int32_t slot);
 
+/*
+ * The number of distinct dependency edges reachable from slot (its own, its
+ * dependencies', and so on): what an operation on slot that changes its
+ * since reserves for the propagation, beyond the nodes of its own batch.
+ * Only traversal marks change.  0 for FREE slots and bad numbers.
+ */
+extern int32_t mzc_coll_reachable_edges(mzc_collections *set, int32_t slot);
+
 /* Is slot ACTIVE or DROPPED (i.e. can it take holds)? */
 extern bool mzc_coll_live(const mzc_collections *set, int32_t slot);
 
