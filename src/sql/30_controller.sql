@@ -225,7 +225,23 @@ SELECT 'relation', s.global_id,
   JOIN mzcoord.collections c ON c.global_id = s.global_id
   JOIN mzcoord.items i ON i.id = c.item_id
  WHERE s.state = 'active' AND c.primary_id IS NULL
-   AND s.relation IS DISTINCT FROM i.relation;
+   AND s.relation IS DISTINCT FROM i.relation
+UNION ALL
+SELECT 'catalog collection dropped in shared memory', s.global_id,
+       format('the catalog has the collection, the controller has it %s', s.state)
+  FROM mzcoord._controller_collections() s
+  JOIN mzcoord.collections c ON c.global_id = s.global_id
+ WHERE s.state <> 'active' AND c.since IS NOT NULL
+UNION ALL
+-- The tick persists a table's upper from the live timeline, which never
+-- goes back; a durable upper beyond it means the timeline did.  (A source's
+-- upper is written before the controller publishes it: not comparable.)
+SELECT 'upper went back', s.global_id,
+       format('the catalog has upper %s, the controller %s', c.upper, s.upper)
+  FROM mzcoord._controller_collections() s
+  JOIN mzcoord.collections c ON c.global_id = s.global_id
+ WHERE s.state = 'active' AND s.kind = 'table' AND c.upper IS NOT NULL
+   AND (s.upper IS NOT NULL AND s.upper < c.upper);
 
 -- Documented as callable by PUBLIC, but the checks read relations (the
 -- histories, the check views) that only the extension owner may read: it

@@ -207,5 +207,20 @@ SELECT check_name, object, detail FROM mzcoord._storage_problems();
 COMMENT ON VIEW mzcoord._check_storage IS
 'Data plane invariants (histories, capture, compaction, contents); one row per violation';
 
+-- A history relation that no collection owns (left behind by a failed
+-- drop, a restore, or a hand-made table in the extension's schema).
+CREATE VIEW mzcoord._check_storage_orphans AS
+SELECT 'history without collection'::text AS check_name,
+       c.relname::text AS object,
+       format('relation mzcoord.%I has no mzcoord.storage row', c.relname) AS detail
+  FROM pg_catalog.pg_class c
+ WHERE c.relnamespace OPERATOR(pg_catalog.=) 'mzcoord'::pg_catalog.regnamespace
+   AND c.relkind OPERATOR(pg_catalog.=) 'r'
+   AND c.relname OPERATOR(pg_catalog.~) '^history_u[0-9]+$'
+   AND NOT EXISTS (SELECT 1 FROM mzcoord.storage s
+                    WHERE s.history OPERATOR(pg_catalog.=) c.oid);
+
+REVOKE ALL ON TABLE mzcoord._check_storage_orphans FROM PUBLIC;
+
 REVOKE ALL ON TABLE mzcoord._check_storage FROM PUBLIC;
 GRANT SELECT ON TABLE mzcoord._check_storage TO PUBLIC;
