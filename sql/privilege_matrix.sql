@@ -1,0 +1,129 @@
+--
+-- Privilege matrix: two unprivileged roles and the database owner try every
+-- entry point on objects another role owns, every internal function, and
+-- every catalog table and history.  Nothing of it may succeed; each attempt
+-- is refused with a clear error.  (The owner's own rights are exercised by
+-- the other tests.)
+--
+SELECT wait_until($$SELECT ready FROM mzcoord.controller_status()$$);
+CREATE ROLE mzc_pm_owner;
+CREATE ROLE mzc_pm_a;
+CREATE ROLE mzc_pm_b;
+CREATE ROLE mzc_pm_dbo;
+CREATE SCHEMA pm AUTHORIZATION mzc_pm_owner;
+GRANT USAGE, CREATE ON SCHEMA pm TO mzc_pm_a, mzc_pm_b, mzc_pm_dbo;
+SELECT datdba::regrole AS old_dba FROM pg_database WHERE datname = current_database() \gset
+ALTER DATABASE contrib_regression OWNER TO mzc_pm_dbo;
+
+SET ROLE mzc_pm_owner;
+CREATE TABLE pm.t (a int);
+SELECT mzcoord.create_table('pm.t') IS NOT NULL AS registered;
+INSERT INTO pm.t VALUES (1);
+SELECT mzcoord.create_source('pm.s', 'k int') IS NOT NULL AS source;
+SELECT mzcoord.create_materialized_view('pm.mv', 'SELECT a FROM pm.t') IS NOT NULL AS mv;
+RESET ROLE;
+SELECT history::text AS hist FROM mzcoord.storage WHERE relation = 'pm.t'::regclass \gset
+SELECT global_id AS t_id FROM mzcoord.storage WHERE relation = 'pm.t'::regclass \gset
+
+CREATE TABLE pm_attempts (role text, what text, sqlstate text);
+GRANT INSERT ON pm_attempts TO PUBLIC;
+CREATE FUNCTION pm_try(what text, stmt text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    state text := 'ok';
+BEGIN
+    BEGIN
+        EXECUTE stmt;
+        RAISE SQLSTATE 'MZPM0';   -- undo whatever it did, keep 'ok'
+    EXCEPTION
+        WHEN SQLSTATE 'MZPM0' THEN state := 'ok';
+        WHEN OTHERS THEN state := SQLSTATE;
+    END;
+    INSERT INTO public.pm_attempts VALUES (current_user, what, state);
+END $$;
+GRANT EXECUTE ON FUNCTION pm_try(text, text) TO PUBLIC;
+
+CREATE TABLE pm_stmts (what text, stmt text);
+INSERT INTO pm_stmts VALUES
+ ('read_at',            $$SELECT count(*) FROM mzcoord.read_at(NULL::pm.t, (SELECT since FROM mzcoord.frontiers WHERE relation = 'pm.t'::regclass))$$),
+ ('select_timestamp',   $$SELECT mzcoord.select_timestamp(ARRAY['pm.t'::regclass])$$),
+ ('explain_timestamp',  $$SELECT mzcoord.explain_timestamp(ARRAY['pm.t'::regclass])$$),
+ ('acquire_read_hold',  $$SELECT mzcoord.acquire_read_hold(ARRAY['pm.t'::regclass])$$),
+ ('hold the mv',        $$SELECT mzcoord.acquire_read_hold(ARRAY['pm.mv'::regclass])$$),
+ ('compact',            $$SELECT mzcoord.compact('pm.t')$$),
+ ('set_retain_history', $$SELECT mzcoord.set_retain_history('pm.t', '1 hour')$$),
+ ('drop',               $$SELECT mzcoord.drop('pm.t')$$),
+ ('drop the source',    $$SELECT mzcoord.drop('pm.s')$$),
+ ('register again',     $$SELECT mzcoord.create_table('pm.t')$$),
+ ('append',             $$SELECT mzcoord.append(NULL::pm.s, (SELECT upper FROM mzcoord.frontiers WHERE relation = 'pm.s'::regclass), ARRAY[ROW(1)::pm.s])$$),
+ ('advance_upper',      $$SELECT mzcoord.advance_upper('pm.s', (SELECT upper + 1 FROM mzcoord.frontiers WHERE relation = 'pm.s'::regclass))$$),
+ ('mv over t',          $$SELECT mzcoord.create_materialized_view('pm.x', 'SELECT a FROM pm.t')$$),
+ ('index on t',         $$SELECT mzcoord.create_index('pm.x', 'pm.t', ARRAY['a'])$$),
+ ('sink from t',        $$SELECT mzcoord.create_sink('pm.x', 'pm.t')$$),
+ ('insert into t',      $$INSERT INTO pm.t VALUES (2)$$),
+ ('write the source',   $$INSERT INTO pm.s VALUES (2)$$),
+ ('read the history',   format('SELECT count(*) FROM %s', :'hist')),
+ ('write the history',  format('INSERT INTO %s (c1, ts, diff) VALUES (9, 0, 1)', :'hist')),
+ ('items insert',       $$INSERT INTO mzcoord.items (id, kind, schema_name, name, owner) VALUES ('u999999', 'table', 'pm', 'z', 10)$$),
+ ('items update',       $$UPDATE mzcoord.items SET owner = 10$$),
+ ('items delete',       $$DELETE FROM mzcoord.items$$),
+ ('collections update', $$UPDATE mzcoord.collections SET since = 0$$),
+ ('collections delete', $$DELETE FROM mzcoord.collections$$),
+ ('item_inputs delete', $$DELETE FROM mzcoord.item_inputs$$),
+ ('storage update',     $$UPDATE mzcoord.storage SET compacted = 0$$),
+ ('implication_log',    $$DELETE FROM mzcoord.implication_log$$),
+ ('_write_ts',          $$SELECT mzcoord._write_ts()$$),
+ ('_creation_ts',       $$SELECT mzcoord._creation_ts()$$),
+ ('_stage_drop',        format($$SELECT mzcoord._stage_drop(%L)$$, :'t_id')),
+ ('_stage_policy',      format($$SELECT mzcoord._stage_policy(%L, 1)$$, :'t_id')),
+ ('_hold_inputs',       format($$SELECT mzcoord._hold_inputs(ARRAY[%L])$$, :'t_id')),
+ ('_row_is_own',        $$SELECT mzcoord._row_is_own('1'::xid)$$),
+ ('_check_storage_orphans', $$SELECT * FROM mzcoord._check_storage_orphans$$),
+ ('_check_controller',  $$SELECT * FROM mzcoord._check_controller$$);
+GRANT SELECT ON pm_stmts TO PUBLIC;
+-- Try the statements (all of them, or those named) as the current role.
+CREATE FUNCTION pm_run_all(names text[] DEFAULT NULL) RETURNS bigint LANGUAGE sql AS $$
+    SELECT count(pm_try(what, stmt)::text) FROM (SELECT * FROM pm_stmts
+     WHERE names IS NULL OR what = ANY (names) ORDER BY what) s
+$$;
+GRANT EXECUTE ON FUNCTION pm_run_all(text[]) TO PUBLIC;
+
+SET ROLE mzc_pm_a;
+SELECT pm_run_all();
+RESET ROLE;
+SET ROLE mzc_pm_b;
+SET search_path = pm, public;
+SELECT pm_run_all();
+RESET search_path;
+RESET ROLE;
+SET ROLE mzc_pm_dbo;
+SELECT pm_run_all();
+RESET ROLE;
+
+-- The harness can tell success: the owner may do what the others may not.
+SET ROLE mzc_pm_owner;
+SELECT pm_run_all(ARRAY['read_at', 'select_timestamp', 'compact', 'set_retain_history',
+                        'insert into t', 'append', 'advance_upper']);
+RESET ROLE;
+SELECT what, sqlstate FROM pm_attempts WHERE role = 'mzc_pm_owner' ORDER BY what;
+DELETE FROM pm_attempts WHERE role = 'mzc_pm_owner';
+
+-- Every attempt by every role, refused; and how.
+SELECT count(*) AS attempts,
+       count(*) FILTER (WHERE sqlstate <> 'ok') AS refused,
+       count(*) FILTER (WHERE sqlstate = 'ok') AS wrongly_allowed,
+       count(*) FILTER (WHERE sqlstate LIKE 'XX%') AS internal_errors
+  FROM pm_attempts;
+SELECT role, what FROM pm_attempts WHERE sqlstate = 'ok' ORDER BY 1, 2;
+SELECT sqlstate, count(*) FROM pm_attempts GROUP BY 1 ORDER BY 1;
+-- The same error whoever tries.
+SELECT what, string_agg(DISTINCT sqlstate, ',') AS sqlstates
+  FROM pm_attempts GROUP BY what ORDER BY what;
+
+SELECT * FROM mzcoord.check_consistency();
+ALTER DATABASE contrib_regression OWNER TO :old_dba;
+DROP SCHEMA pm CASCADE;
+DROP TABLE pm_attempts, pm_stmts;
+DROP FUNCTION pm_run_all(text[]);
+DROP FUNCTION pm_try(text, text);
+DROP ROLE mzc_pm_owner, mzc_pm_a, mzc_pm_b, mzc_pm_dbo;
+SELECT * FROM mzcoord.check_consistency();
