@@ -689,6 +689,10 @@ mzcoord_storage_reattach(PG_FUNCTION_ARGS)
 		"mzcoord_capture_insert", "mzcoord_capture_update",
 		"mzcoord_capture_delete", "mzcoord_capture_truncate"
 	};
+	static const int16 capture_events[4] = {
+		TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE,
+		TRIGGER_TYPE_DELETE, TRIGGER_TYPE_TRUNCATE
+	};
 	ObjectAddress histaddr;
 	ObjectAddress ref;
 
@@ -777,11 +781,12 @@ mzcoord_storage_reattach(PG_FUNCTION_ARGS)
 
 			if (trig->tgfoid != fn)
 				continue;
+			/* Internal trigger names carry their OID: go by the event. */
 			if (kind != MZC_KIND_TABLE)
 				have[0] = true;
 			else
 				for (int k = 0; k < 4; k++)
-					if (strcmp(trig->tgname, capture_names[k]) == 0)
+					if ((trig->tgtype & TRIGGER_TYPE_EVENT_MASK) == capture_events[k])
 						have[k] = true;
 		}
 	if (kind == MZC_KIND_TABLE)

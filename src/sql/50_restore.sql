@@ -29,21 +29,14 @@ REVOKE ALL ON FUNCTION
     mzcoord._controller_rebootstrap()
 FROM PUBLIC;
 
--- What a restore left undone: an item without its collection, a history
--- not attached to its relation and the extension.  (Ids above the counter
--- are allowed: a superuser may insert items with ids of his choosing.)
+-- What a restore left undone: a history not attached to its relation and
+-- the extension.  (The triggers are checked with the histories, items
+-- without collections with the catalog.)
 CREATE VIEW mzcoord._check_restore AS
-SELECT 'item without collection'::text AS check_name,
-       i.id AS object,
-       format('item %s has no collection in mzcoord.collections', i.id) AS detail
-  FROM mzcoord.items i
- WHERE NOT EXISTS (SELECT 1 FROM mzcoord.collections c
-                    WHERE c.item_id OPERATOR(pg_catalog.=) i.id)
-UNION ALL
-SELECT 'history not attached'::text,
-       s.global_id,
+SELECT 'history not attached'::text AS check_name,
+       s.global_id AS object,
        format('%s lacks its dependency on %s or on the extension mzcoord',
-              s.history, s.relation)
+              s.history, s.relation) AS detail
   FROM mzcoord.storage s
  WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
                     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
@@ -62,10 +55,11 @@ SELECT 'history not attached'::text,
 REVOKE ALL ON TABLE mzcoord._check_restore FROM PUBLIC;
 
 -- After restoring a dump: check that the dump was complete, attach every
--- history again (its triggers and dependencies), move the counters past
--- the restored ids and have the coordinator load the restored catalog.
+-- history again (its triggers and dependencies), record the dependencies
+-- of materialized views and sinks, move the counters past the restored ids
+-- and have the coordinator load the restored catalog (waiting for it).
 -- Fails, changing nothing, if a history, a collection or a relation is
--- missing.
+-- missing.  Running it again changes nothing.
 CREATE FUNCTION mzcoord.restore_after_dump(OUT histories integer,
                                            OUT triggers integer)
 RETURNS record
@@ -73,8 +67,11 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v record;
-    v_max bigint;
+    v        record;
+    v_info   record;
+    v_status record;
+    v_max    bigint;
+    v_boots  bigint;
 BEGIN
     IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
         RAISE EXCEPTION 'permission denied to restore mzcoord'
@@ -132,7 +129,59 @@ BEGIN
     IF v_max IS NOT NULL THEN
         PERFORM setval(pg_get_serial_sequence('mzcoord.implication_log', 'seq'), v_max);
     END IF;
-    PERFORM mzcoord._controller_rebootstrap();
+
+    -- The dependencies of materialized views and sinks on what they read.
+    FOR v IN SELECT * FROM mzcoord.items
+              WHERE kind IN ('materialized_view', 'sink')
+              ORDER BY substr(id, 2)::bigint
+    LOOP
+        IF v.kind = 'materialized_view' THEN
+            SELECT a.relations, a.functions, a.operators INTO v_info
+              FROM mzcoord._analyze_materialized_view(v.definition) a;
+        ELSE
+            SELECT ARRAY[i.relation::oid] AS relations, NULL::oid[] AS functions,
+                   NULL::oid[] AS operators INTO v_info
+              FROM mzcoord.items i WHERE i.id = v.on_item;
+        END IF;
+        PERFORM mzcoord._record_dependencies(v.relation,
+            ARRAY(SELECT o FROM unnest(v_info.relations) o
+                   WHERE NOT EXISTS (SELECT 1 FROM pg_depend d
+                                      WHERE d.classid = 'pg_class'::regclass
+                                        AND d.objid = v.relation
+                                        AND d.refclassid = 'pg_class'::regclass
+                                        AND d.refobjid = o AND d.deptype = 'n')),
+            ARRAY(SELECT o FROM unnest(v_info.functions) o
+                   WHERE NOT EXISTS (SELECT 1 FROM pg_depend d
+                                      WHERE d.classid = 'pg_class'::regclass
+                                        AND d.objid = v.relation
+                                        AND d.refclassid = 'pg_proc'::regclass
+                                        AND d.refobjid = o AND d.deptype = 'n')),
+            ARRAY(SELECT o FROM unnest(v_info.operators) o
+                   WHERE NOT EXISTS (SELECT 1 FROM pg_depend d
+                                      WHERE d.classid = 'pg_class'::regclass
+                                        AND d.objid = v.relation
+                                        AND d.refclassid = 'pg_operator'::regclass
+                                        AND d.refobjid = o AND d.deptype = 'n')));
+    END LOOP;
+
+    -- The coordinator loads the restored catalog (committed by the restore)
+    -- now; its bootstrap also moves the timeline above every restored table
+    -- upper.  Wait for it, so that nothing written after this call can get
+    -- a time at or below the restored frontiers.
+    v_boots := mzcoord._controller_rebootstrap();
+    FOR i IN 1 .. 6000 LOOP
+        SELECT st.ready, st.bootstraps, st.bootstrap_error INTO v_status
+          FROM mzcoord.controller_status() st;
+        EXIT WHEN v_status.ready AND v_status.bootstraps > v_boots;
+        PERFORM pg_sleep(0.01);
+    END LOOP;
+    IF NOT (v_status.ready AND v_status.bootstraps > v_boots) THEN
+        RAISE EXCEPTION 'the mzcoord coordinator did not load the restored catalog'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = coalesce('Bootstrap error: ' || v_status.bootstrap_error,
+                                    'It did not reload within 60 seconds.'),
+                  HINT = 'See mzcoord.worker_status(); run mzcoord.restore_after_dump() again once the coordinator runs.';
+    END IF;
 END
 $$;
 

@@ -21,6 +21,8 @@ $src->safe_psql('postgres', q{
 	CREATE TABLE t2 (k int);
 	SELECT mzcoord.create_table('t2', '1 hour');
 	SELECT mzcoord.create_source('s1', 'k int, v text', '1 hour');
+	SELECT mzcoord.create_materialized_view('mv1', 'SELECT k FROM public.t1 WHERE k > 2');
+	SELECT mzcoord.create_sink('k1', 't2');
 });
 $src->safe_psql('postgres', $_) for (
 	q{UPDATE t1 SET v = v || '+' WHERE k <= 3},
@@ -95,9 +97,10 @@ note "problems before restore_after_dump: $problems";
 my $boots = $dst->safe_psql('restored', 'SELECT bootstraps FROM mzcoord.controller_status()');
 is($dst->safe_psql('restored', 'SELECT * FROM mzcoord.restore_after_dump()'),
 	'3|9', 'restore_after_dump attaches 3 histories with 9 triggers');
-$dst->poll_query_until('restored',
-	"SELECT ready AND bootstraps > $boots FROM mzcoord.controller_status()")
-  or die 'controller did not reload';
+cmp_ok($dst->safe_psql('restored', 'SELECT bootstraps FROM mzcoord.controller_status()'),
+	'>', $boots, 'restore_after_dump waited for the controller to reload');
+is($dst->safe_psql('restored', 'SELECT * FROM mzcoord.restore_after_dump()'),
+	'3|0', 'restore_after_dump again changes nothing');
 
 is($dst->safe_psql('restored', 'SELECT count(*) FROM mzcoord.check_consistency()'),
 	'0', 'consistent after restore_after_dump')
@@ -121,5 +124,34 @@ is($dst->safe_psql('restored', 'SELECT count(*) FROM mzcoord.check_consistency()
   or diag $dst->safe_psql('restored', 'SELECT * FROM mzcoord.check_consistency()');
 my ($ret) = $dst->psql('restored', q{INSERT INTO s1 VALUES (1, 'direct')});
 isnt($ret, 0, 'source guard re-established');
+my ($r2, $o2, $e2) = $dst->psql('restored', q{DROP TABLE t1});
+like($e2, qr/other objects depend on it/, 'materialized view depends on its input again');
+($r2, $o2, $e2) = $dst->psql('restored', q{DROP TABLE t2});
+like($e2, qr/other objects depend on it/, 'sink depends on its item again');
+
+# An incomplete restore (a history left out) fails loudly: pg_restore
+# cannot load mzcoord.storage, check_consistency() reports it and
+# restore_after_dump() refuses.
+my $part = mzcoord_node('dumppart', conf => "mzcoord.database = 'partial'\n");
+$part->safe_psql('postgres', 'CREATE DATABASE partial');
+my $hist = $src->safe_psql('postgres',
+	q{SELECT h.relname FROM mzcoord.storage s JOIN pg_class h ON h.oid = s.history
+	   WHERE s.relation = 't2'::regclass});
+my ($list) = run_command([ "$bin/pg_restore", '-l', $dump ]);
+my $listfile = $part->basedir . '/partial.list';
+open(my $fh, '>', $listfile) or die $!;
+print $fh join("\n", grep { !/\b\Q$hist\E(?:_ts|_retractions)?\b/ } split /\n/, $list), "\n";
+close $fh;
+command_fails_like(
+	[ "$bin/pg_restore", '-L', $listfile, '-d', $part->connstr('partial'), $dump ],
+	qr/relation "mzcoord\.history_u\d+" does not exist/,
+	'pg_restore without a history fails');
+$part->poll_query_until('partial', 'SELECT ready FROM mzcoord.controller_status()')
+  or die 'controller not ready';
+like($part->safe_psql('partial',
+	'SELECT string_agg(DISTINCT check_name, \', \') FROM mzcoord.check_consistency()'),
+	qr/collection without history/, 'missing history reported');
+my ($r3, $o3, $e3) = $part->psql('partial', 'SELECT * FROM mzcoord.restore_after_dump()');
+like($e3, qr/restore is incomplete/, 'restore_after_dump refuses an incomplete restore');
 
 done_testing();
