@@ -43,16 +43,19 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "parser/parse_func.h"
+#include "tcop/pquery.h"
 #include "utils/array.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/portal.h"
 #include "utils/rel.h"
 
 #include "catalog.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_items_trigger);
 PG_FUNCTION_INFO_V1(mzcoord_applying_implications);
+PG_FUNCTION_INFO_V1(mzcoord_in_copy);
 
 /* The batch being collected. */
 static int	pending_events = 0; /* AFTER triggers still to come */
@@ -331,4 +334,18 @@ Datum
 mzcoord_applying_implications(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_BOOL(applying_depth > 0);
+}
+
+/*
+ * SQL: mzcoord._in_copy() RETURNS boolean
+ *
+ * Is the top-level statement a COPY?  A restore from a dump (pg_restore,
+ * or psql running a plain dump) loads the rows of mzcoord.items with COPY;
+ * the implications recognise it by this and by complete rows.
+ */
+Datum
+mzcoord_in_copy(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(ActivePortal != NULL &&
+				   ActivePortal->commandTag == CMDTAG_COPY);
 }

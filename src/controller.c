@@ -197,6 +197,7 @@ static HTAB *rel_hash;
 static HTAB *role_hash;
 
 PG_FUNCTION_INFO_V1(mzcoord_acquire_read_hold);
+PG_FUNCTION_INFO_V1(mzcoord_controller_rebootstrap);
 PG_FUNCTION_INFO_V1(mzcoord_select_timestamp);
 PG_FUNCTION_INFO_V1(mzcoord_explain_timestamp);
 PG_FUNCTION_INFO_V1(mzcoord_controller_collections);
@@ -2429,6 +2430,31 @@ boot_build_locked(MzcBootRow *rows, int n, mzc_ts table_upper, Oid ext,
 	ctl->ready_at = GetCurrentTimestamp();
 	ctl->bootstrap_error[0] = '\0';
 	return true;
+}
+
+/*
+ * SQL: mzcoord._controller_rebootstrap() RETURNS bigint
+ *
+ * Ask the coordinator to build the controller from the catalog again at its
+ * next tick (after a restore from a dump wrote the catalog behind the
+ * implications' back).  Returns the number of bootstraps so far: the
+ * rebuild has happened once controller_status() shows more.
+ */
+Datum
+mzcoord_controller_rebootstrap(PG_FUNCTION_ARGS)
+{
+	int64		bootstraps;
+
+	if (ctl == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("mzcoord is not loaded at server start"),
+				 errhint("Add mzcoord to shared_preload_libraries.")));
+	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+	ctl->rebootstrap = true;
+	bootstraps = ctl->bootstraps;
+	LWLockRelease(ctl->lock);
+	PG_RETURN_INT64(bootstraps);
 }
 
 /* Mark the controller not ready and empty it (the extension is gone). */

@@ -77,6 +77,7 @@
 PG_FUNCTION_INFO_V1(mzcoord_storage_install);
 PG_FUNCTION_INFO_V1(mzcoord_storage_on_ddl);
 PG_FUNCTION_INFO_V1(mzcoord_storage_problems);
+PG_FUNCTION_INFO_V1(mzcoord_storage_reattach);
 
 /* A history write buffers at most this many rows or bytes before flushing. */
 #define MZC_WRITE_BATCH_ROWS 1000
@@ -630,6 +631,200 @@ create_internal_trigger(Oid relid, Oid histid, const char *name,
 								 true, false, TRIGGER_FIRES_ALWAYS);
 	ObjectAddressSet(hist, RelationRelationId, histid);
 	recordDependencyOn(&trig, &hist, DEPENDENCY_INTERNAL);
+}
+
+static char *column_changes(Relation rel, Relation hrel, bool *rewrites,
+							 char **unsafe);
+
+/* Does object (classid, objid) depend on (refclassid, refobjid) with deptype? */
+static bool
+has_dependency(Oid classid, Oid objid, Oid refclassid, Oid refobjid,
+			   char deptype)
+{
+	bool		found = false;
+	int			ret;
+
+	ret = SPI_execute(psprintf("SELECT 1 FROM pg_catalog.pg_depend"
+							   " WHERE classid = %u AND objid = %u AND objsubid = 0"
+							   "   AND refclassid = %u AND refobjid = %u AND refobjsubid = 0"
+							   "   AND deptype = '%c'",
+							   classid, objid, refclassid, refobjid, deptype),
+					  true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_depend: %s", SPI_result_code_string(ret));
+	found = SPI_processed > 0;
+	return found;
+}
+
+/*
+ * SQL: mzcoord._storage_reattach(global_id text) RETURNS integer
+ *
+ * After a restore from a dump (mzcoord.restore_after_dump()): attach the
+ * history of a table or source collection again, as _storage_install left
+ * it.  pg_dump carries the history's rows and the mzcoord.storage row, but
+ * neither the internal triggers on the relation (capture or source guard)
+ * nor the history's dependencies on its relation and on the extension.
+ * Fails if the history or the relation is missing or their columns differ.
+ * Returns the number of triggers created.
+ */
+Datum
+mzcoord_storage_reattach(PG_FUNCTION_ARGS)
+{
+	char	   *gidtext;
+	int64		gid;
+	Oid			relid;
+	Oid			histid;
+	MzcKind		kind;
+	Relation	rel;
+	Relation	hrel;
+	Oid			extoid;
+	Oid			fn;
+	bool		rewrites;
+	char	   *unsafe;
+	char	   *changes;
+	char	   *histname;
+	int			created = 0;
+	bool		have[4] = {false, false, false, false};
+	static const char *const capture_names[4] = {
+		"mzcoord_capture_insert", "mzcoord_capture_update",
+		"mzcoord_capture_delete", "mzcoord_capture_truncate"
+	};
+	static const int16 capture_events[4] = {
+		TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE,
+		TRIGGER_TYPE_DELETE, TRIGGER_TYPE_TRUNCATE
+	};
+	ObjectAddress histaddr;
+	ObjectAddress ref;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("global id must not be null")));
+	gidtext = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (!mzcoord_parse_gid(gidtext, &gid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid global id: \"%s\"", gidtext)));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	{
+		Oid			argtypes[1] = {TEXTOID};
+		Datum		values[1] = {CStringGetTextDatum(gidtext)};
+		bool		isnull;
+
+		if (SPI_execute_with_args("SELECT relation::pg_catalog.oid, kind,"
+								  "       history::pg_catalog.oid"
+								  "  FROM mzcoord.storage WHERE global_id OPERATOR(pg_catalog.=) $1",
+								  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read mzcoord.storage");
+		if (SPI_processed == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("collection %s has no history in mzcoord.storage", gidtext)));
+		relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+											   SPI_tuptable->tupdesc, 1, &isnull));
+		if (!mzcoord_kind_parse(SPI_getvalue(SPI_tuptable->vals[0],
+											 SPI_tuptable->tupdesc, 2), &kind))
+			elog(ERROR, "unrecognized kind in mzcoord.storage for %s", gidtext);
+		histid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+												SPI_tuptable->tupdesc, 3, &isnull));
+	}
+
+	rel = try_table_open(relid, ShareRowExclusiveLock);
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the relation of collection %s does not exist", gidtext)));
+	hrel = try_table_open(histid, ShareRowExclusiveLock);
+	if (hrel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the history of collection %s does not exist", gidtext)));
+	histname = psprintf("history_u" INT64_FORMAT, gid);
+	if (RelationGetNamespace(hrel) != get_namespace_oid("mzcoord", false) ||
+		strcmp(RelationGetRelationName(hrel), histname) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the history of collection %s is \"%s\", not mzcoord.%s",
+						gidtext, RelationGetRelationName(hrel), histname)));
+	changes = column_changes(rel, hrel, &rewrites, &unsafe);
+	if (changes[0] != '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the columns of %s differ from those of its relation \"%s\"",
+						histname, RelationGetRelationName(rel)),
+				 errdetail("It would need: %s", changes)));
+	check_no_inheritance(relid);
+
+	extoid = get_extension_oid("mzcoord", false);
+	ObjectAddressSet(histaddr, RelationRelationId, histid);
+	if (!has_dependency(RelationRelationId, histid, RelationRelationId, relid,
+						DEPENDENCY_AUTO))
+	{
+		ObjectAddressSet(ref, RelationRelationId, relid);
+		recordDependencyOn(&histaddr, &ref, DEPENDENCY_AUTO);
+	}
+	if (!has_dependency(RelationRelationId, histid, ExtensionRelationId, extoid,
+						DEPENDENCY_AUTO_EXTENSION))
+	{
+		ObjectAddressSet(ref, ExtensionRelationId, extoid);
+		recordDependencyOn(&histaddr, &ref, DEPENDENCY_AUTO_EXTENSION);
+	}
+
+	fn = LookupFuncName(list_make2(makeString("mzcoord"),
+								   makeString(kind == MZC_KIND_TABLE ? "_capture" : "_source_guard")),
+						0, NULL, false);
+	if (rel->trigdesc != NULL)
+		for (int t = 0; t < rel->trigdesc->numtriggers; t++)
+		{
+			Trigger    *trig = &rel->trigdesc->triggers[t];
+
+			if (trig->tgfoid != fn)
+				continue;
+			/* Internal trigger names carry their OID: go by the event. */
+			if (kind != MZC_KIND_TABLE)
+				have[0] = true;
+			else
+				for (int k = 0; k < 4; k++)
+					if ((trig->tgtype & TRIGGER_TYPE_EVENT_MASK) == capture_events[k])
+						have[k] = true;
+		}
+	if (kind == MZC_KIND_TABLE)
+	{
+		if (!have[0])
+			create_internal_trigger(relid, histid, capture_names[0],
+									"_capture", TRIGGER_TYPE_AFTER,
+									TRIGGER_TYPE_INSERT, false, true);
+		if (!have[1])
+			create_internal_trigger(relid, histid, capture_names[1],
+									"_capture", TRIGGER_TYPE_AFTER,
+									TRIGGER_TYPE_UPDATE, true, true);
+		if (!have[2])
+			create_internal_trigger(relid, histid, capture_names[2],
+									"_capture", TRIGGER_TYPE_AFTER,
+									TRIGGER_TYPE_DELETE, true, false);
+		if (!have[3])
+			create_internal_trigger(relid, histid, capture_names[3],
+									"_capture", TRIGGER_TYPE_BEFORE,
+									TRIGGER_TYPE_TRUNCATE, false, false);
+		for (int k = 0; k < 4; k++)
+			created += have[k] ? 0 : 1;
+	}
+	else if (!have[0])
+	{
+		create_internal_trigger(relid, histid, "mzcoord_source_guard",
+								"_source_guard", TRIGGER_TYPE_BEFORE,
+								TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE |
+								TRIGGER_TYPE_DELETE | TRIGGER_TYPE_TRUNCATE,
+								false, false);
+		created = 1;
+	}
+	SPI_finish();
+	CommandCounterIncrement();
+	CacheInvalidateRelcacheByRelid(relid);
+	table_close(hrel, NoLock);
+	table_close(rel, NoLock);
+	PG_RETURN_INT32(created);
 }
 
 /*
