@@ -47,10 +47,12 @@ COMMIT;
 SELECT check_name, object = :'gone_id' AS the_table FROM mzcoord.check_consistency();
 -- Dropping it properly puts both sides in line again (the controller,
 -- finding nothing to drop, rebuilds itself from the catalog: a WARNING).
+SELECT bootstraps AS boots FROM mzcoord.controller_status() \gset
 SET client_min_messages = error;
 SELECT mzcoord.drop('gone');
 RESET client_min_messages;
-SELECT wait_until($$SELECT ready FROM mzcoord.controller_status()$$);
+SELECT wait_until(format($$SELECT ready AND bootstraps > %s FROM mzcoord.controller_status()$$,
+                         :boots)) AS rebuilt;
 SELECT * FROM mzcoord.check_consistency();
 
 RESET search_path;

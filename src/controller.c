@@ -167,6 +167,7 @@ typedef struct MzcController
 	int32		hold_free_head;
 	int32		nholds_free;
 	mzc_ts		table_upper;	/* timeline upper at the last tick */
+	uint64		publications;	/* catalog changes published so far */
 	int64		bootstraps;
 	TimestampTz ready_at;
 	int64		bootstrap_us;	/* duration of the last bootstrap */
@@ -1996,6 +1997,7 @@ mzcoord_ctl_publish(List *staged, const MzcReservation *r,
 	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
 	if (r != NULL && r->epoch == ctl->epoch)
 	{
+		ctl->publications++;
 		ctl->reserved_slots -= r->slots;
 		ctl->reserved_nodes -= r->nodes;
 		foreach(lc, staged)
@@ -2485,23 +2487,45 @@ bootstrap(Oid ext)
 	mzc_error	err;
 	bool		ok;
 
-	rows = boot_read_catalog(&n);
-
 	/*
-	 * Time never goes back: the oracle resumes above its durable ceiling and
-	 * every durable table upper.  Sources keep their own times.
+	 * A rebuild while the controller serves (a failed publication, a
+	 * restore) must not lose a catalog change published between reading the
+	 * catalog and building: read it with a fresh snapshot taken after noting
+	 * the publication count, and read again if a publication came between.
 	 */
-	for (int i = 0; i < n; i++)
-		if (rows[i].kind == MZC_KIND_TABLE && !rows[i].upper.empty &&
-			rows[i].upper.ts > max_upper)
-			max_upper = rows[i].upper.ts;
-	mzcoord_oracle_bootstrap(max_upper);
-	table_upper = mzcoord_oracle_tick();
+	for (int attempt = 0;; attempt++)
+	{
+		uint64		seq;
 
-	boot_select_as_ofs(rows, n);
+		LWLockAcquire(ctl->lock, LW_SHARED);
+		seq = ctl->publications;
+		LWLockRelease(ctl->lock);
+		PushActiveSnapshot(GetLatestSnapshot());
+		rows = boot_read_catalog(&n);
+		PopActiveSnapshot();
+
+		/*
+		 * Time never goes back: the oracle resumes above its durable
+		 * ceiling and every durable table upper.  Sources keep their own
+		 * times.
+		 */
+		for (int i = 0; i < n; i++)
+			if (rows[i].kind == MZC_KIND_TABLE && !rows[i].upper.empty &&
+				rows[i].upper.ts > max_upper)
+				max_upper = rows[i].upper.ts;
+		mzcoord_oracle_bootstrap(max_upper);
+		table_upper = mzcoord_oracle_tick();
+
+		boot_select_as_ofs(rows, n);
+
+		LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
+		if (ctl->publications == seq || attempt >= 100)
+			break;
+		LWLockRelease(ctl->lock);
+		pfree(rows);
+	}
 
 	memset(&err, 0, sizeof(err));
-	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
 	ok = boot_build_locked(rows, n, table_upper, ext, &err);
 	if (ok)
 		ctl->bootstrap_us = GetCurrentTimestamp() - start;
