@@ -2,7 +2,8 @@
 -- Catalog plane: dropping.  mzcoord.drop, DROP TABLE / INDEX, DROP SCHEMA
 -- ... CASCADE and DROP OWNED BY all end in the deletion of item rows, in one
 -- statement, and the implications drop collections (readers first).
--- Dropping what another item reads needs cascade; DROP EXTENSION works.
+-- Dropping what another item reads needs cascade; so does DROP EXTENSION
+-- while relations mzcoord created exist.
 --
 SELECT wait_until($$SELECT ready FROM mzcoord.controller_status()$$);
 
@@ -135,22 +136,43 @@ SELECT to_regclass('dr2.m') AS mv_relation, to_regclass('dr2.t') AS table_relati
 SELECT * FROM mzcoord.check_consistency();
 
 -- ------------------------------------------------------------------------
--- DROP EXTENSION with items in place: the extension goes (its catalog and
--- event triggers with it), the relations stay as plain tables; a new
--- extension starts with an empty catalog.
+-- DROP EXTENSION with items in place.  Relations mzcoord created (sources,
+-- materialized views, indexes, sinks) depend on the extension: without
+-- CASCADE it refuses and names them; with CASCADE they go with it.  A
+-- registered table is the user's own: it stays with its rows and without
+-- its capture triggers (writes just work).  A new extension starts with an
+-- empty catalog, and the same names can be created again.
 -- ------------------------------------------------------------------------
 CREATE TABLE dr2.keep (a int);
+INSERT INTO dr2.keep VALUES (1), (2);
 SELECT mzcoord.create_table('dr2.keep') IS NOT NULL AS registered;
 SELECT mzcoord.create_materialized_view('dr2.keep_mv', 'SELECT a FROM dr2.keep') IS NOT NULL AS created;
+SELECT mzcoord.create_source('dr2.keep_src', 'a int') IS NOT NULL AS created;
+SELECT mzcoord.create_index('keep_a', 'dr2.keep', ARRAY['a']) IS NOT NULL AS created;
+SELECT mzcoord.create_sink('dr2.keep_sink', 'dr2.keep') IS NOT NULL AS created;
 DROP VIEW recent, counts;
 DROP EXTENSION mzcoord;
+SELECT count(*) AS items_still_there FROM mzcoord.items;
+DROP EXTENSION mzcoord CASCADE;
 SELECT to_regclass('dr2.keep') IS NOT NULL AS table_kept,
-       to_regclass('dr2.keep_mv') IS NOT NULL AS storage_kept;
-DROP TABLE dr2.keep_mv;
+       to_regclass('dr2.keep_mv') IS NULL AS mv_dropped,
+       to_regclass('dr2.keep_src') IS NULL AS source_dropped,
+       to_regclass('dr2.keep_a') IS NULL AS index_dropped,
+       to_regclass('dr2.keep_sink') IS NULL AS sink_dropped,
+       (SELECT count(*) FROM pg_trigger WHERE tgrelid = 'dr2.keep'::regclass) AS keep_triggers,
+       (SELECT count(*) FROM pg_class WHERE relnamespace = 'mzcoord'::regnamespace) AS left_in_mzcoord;
+INSERT INTO dr2.keep VALUES (3);
+UPDATE dr2.keep SET a = a + 10 WHERE a = 3;
+SELECT a FROM dr2.keep ORDER BY a;
 CREATE EXTENSION mzcoord;
 SELECT wait_until($$SELECT ready FROM mzcoord.controller_status()$$);
 SELECT count(*) AS items FROM mzcoord.items;
 SELECT mzcoord.create_table('dr2.keep') IS NOT NULL AS registered_again;
+SELECT mzcoord.create_materialized_view('dr2.keep_mv', 'SELECT a FROM dr2.keep') IS NOT NULL AS created_again;
+SELECT mzcoord.create_source('dr2.keep_src', 'a int') IS NOT NULL AS created_again;
+SELECT mzcoord.create_index('keep_a', 'dr2.keep', ARRAY['a']) IS NOT NULL AS created_again;
+SELECT mzcoord.create_sink('dr2.keep_sink', 'dr2.keep') IS NOT NULL AS created_again;
+SELECT * FROM mzcoord.check_consistency();
 DROP SCHEMA dr2 CASCADE;
 SELECT count(*) AS items FROM mzcoord.items;
 SELECT * FROM mzcoord.check_consistency();

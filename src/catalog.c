@@ -50,10 +50,12 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
+#include "commands/extension.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -1357,21 +1359,32 @@ mzcoord_sql_query_relation_names(PG_FUNCTION_ARGS)
  * SQL: mzcoord._record_dependencies(depender regclass, relations oid[],
  *		functions oid[], operators oid[]) RETURNS void
  *
- * Normal dependencies of an item's relation on what its definition names,
- * so that PostgreSQL refuses to drop them without CASCADE (and drops the
- * item's relation with CASCADE, which the sql_drop event trigger turns into
- * the item's deletion).  Dependencies are on whole relations, never on
- * columns: ALTER COLUMN TYPE rejects relations that depend on a column.
+ * Normal dependencies of a relation mzcoord created for an item (source,
+ * materialized view, index, sink) on the extension and on what its
+ * definition names, so that PostgreSQL refuses to drop them without CASCADE
+ * (and drops the item's relation with CASCADE, which the sql_drop event
+ * trigger turns into the item's deletion).  DROP EXTENSION without CASCADE
+ * thus refuses (2BP01) while such relations exist, and with CASCADE drops
+ * them.  Not a membership: pg_dump still dumps them as the user's tables.
+ * Dependencies are on whole relations, never on columns: ALTER COLUMN TYPE
+ * rejects relations that depend on a column.
  */
 Datum
 mzcoord_sql_record_dependencies(PG_FUNCTION_ARGS)
 {
 	ObjectAddress depender;
+	ObjectAddress ext;
 	ObjectAddresses *refs = new_object_addresses();
 	Oid			classes[3] = {RelationRelationId, ProcedureRelationId,
 	OperatorRelationId};
 
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("relation must not be null")));
 	ObjectAddressSet(depender, RelationRelationId, PG_GETARG_OID(0));
+	ObjectAddressSet(ext, ExtensionRelationId, get_extension_oid("mzcoord", false));
+	add_exact_object_address(&ext, refs);
 	for (int arg = 1; arg <= 3; arg++)
 	{
 		ListCell   *lc;

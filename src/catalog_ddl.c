@@ -372,6 +372,8 @@ mzc_require_args(FunctionCallInfo fcinfo, int nargs)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("argument %d must not be null", i + 1)));
+	/* Before anything is locked: see mzcoord_extension_guard(). */
+	mzcoord_extension_guard();
 }
 
 /* ----------------------------------------------------------------

@@ -505,6 +505,9 @@ mzcoord_ctl_require_ready_fn(Oid fn_oid)
 		served_db = MyDatabaseId;
 	}
 
+	/* Not while the extension is being dropped (fails fast, 55000). */
+	mzcoord_extension_guard();
+
 	if (OidIsValid(fn_oid) || verified_lxid == MyProc->lxid)
 	{
 		/*
@@ -567,6 +570,7 @@ mzcoord_ctl_require_ready_fn(Oid fn_oid)
 					 errdetail("The coordinator has not loaded the catalog yet."),
 					 errhint("See mzcoord.worker_status(); retry once its state is \"running\".")));
 		}
+		mzcoord_extension_check_waiters();
 		(void) ConditionVariableTimedSleep(&ctl->ready_cv, 100,
 										   PG_WAIT_EXTENSION);
 	}

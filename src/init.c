@@ -194,6 +194,7 @@ _PG_init(void)
 	shmem_request_hook = mzc_shmem_request_hook;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = mzc_shmem_startup_hook;
+	mzcoord_install_drop_hook();
 
 	mzcoord_register_launcher();
 	mzcoord_stage_init();

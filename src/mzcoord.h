@@ -98,6 +98,11 @@ extern void mzcoord_require_shmem(void);
 /* worker.c */
 extern void mzcoord_register_launcher(void);
 extern bool mzcoord_extension_ready(void);
+extern void mzcoord_extension_guard(void);
+extern void mzcoord_extension_check_waiters(void);
+
+/* extension_drop.c */
+extern void mzcoord_install_drop_hook(void);
 extern PGDLLEXPORT void mzcoord_launcher_main(Datum main_arg);
 extern PGDLLEXPORT void mzcoord_coordinator_main(Datum main_arg);
 

@@ -890,6 +890,7 @@ mzcoord_wait_for_table_upper(mzc_ts ts)
 			/* The writer has ended; look again. */
 			continue;
 		}
+		mzcoord_extension_check_waiters();
 		(void) ConditionVariableTimedSleep(&oracle->upper_cv, 1000,
 										   PG_WAIT_EXTENSION);
 	}
@@ -918,6 +919,7 @@ mzcoord_prepare_upper_wait(void)
 void
 mzcoord_upper_wait(long timeout_ms)
 {
+	mzcoord_extension_check_waiters();
 	(void) ConditionVariableTimedSleep(&oracle->upper_cv, timeout_ms,
 									   PG_WAIT_EXTENSION);
 }

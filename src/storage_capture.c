@@ -58,6 +58,7 @@
 #include "utils/tuplestore.h"
 
 #include "controller.h"
+#include "mzcoord.h"
 #include "storage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_capture);
@@ -365,6 +366,8 @@ mzcoord_capture(PG_FUNCTION_ARGS)
 	if (!truncating && nold == 0 && nnew == 0)
 		return PointerGetDatum(NULL);
 
+	/* Before the history is touched: see mzcoord_extension_guard(). */
+	mzcoord_extension_guard();
 	h = mzcoord_history_lookup(RelationGetRelid(rel), true);
 	if (h == NULL || h->kind != MZC_KIND_TABLE)
 		ereport(ERROR,

@@ -349,6 +349,8 @@ mzcoord_compact(PG_FUNCTION_ARGS)
 				 errmsg("relation with OID %u does not exist", relid)));
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+	/* Before anything is locked: see mzcoord_extension_guard(). */
+	mzcoord_extension_guard();
 	h = mzcoord_history_lookup(relid, false);
 	if (!mzcoord_ctl_lookup_rel(relid, &info))
 		ereport(ERROR,

@@ -53,6 +53,7 @@
 #include "utils/snapmgr.h"
 
 #include "controller.h"
+#include "mzcoord.h"
 #include "storage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_read_at);
@@ -262,6 +263,9 @@ mzcoord_read_at(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("timestamp must not be negative: " INT64_FORMAT, at)));
+
+	/* Before anything is locked: see mzcoord_extension_guard(). */
+	mzcoord_extension_guard();
 
 	/* Like a SELECT of the relation: its lock and its privilege. */
 	rel = table_open(relid, AccessShareLock);

@@ -50,6 +50,7 @@
 #include "utils/snapmgr.h"
 
 #include "controller.h"
+#include "mzcoord.h"
 #include "storage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_append);
@@ -278,6 +279,8 @@ mzcoord_append(PG_FUNCTION_ARGS)
 				 errmsg("timestamp must not be negative: " INT64_FORMAT, at)));
 	mzcoord_check_user_time(at, "timestamp");
 
+	/* Before anything is locked: see mzcoord_extension_guard(). */
+	mzcoord_extension_guard();
 	h = source_history(relid);
 	require_privilege(relid, ACL_INSERT);
 	if (retractions != NULL && ArrayGetNItems(ARR_NDIM(retractions), ARR_DIMS(retractions)) > 0)
@@ -623,6 +626,8 @@ mzcoord_advance_upper(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("upper must not be negative: " INT64_FORMAT, upper)));
 	mzcoord_check_user_time(upper, "upper");
+	/* Before anything is locked: see mzcoord_extension_guard(). */
+	mzcoord_extension_guard();
 	h = source_history(relid);
 	require_privilege(relid, ACL_INSERT);
 

@@ -226,6 +226,8 @@ DECLARE
 BEGIN
     v_rel := mzcoord._create_relation(p_item,
                                       mzcoord._source_columns(p_item.definition));
+    -- On the extension: DROP EXTENSION needs CASCADE while it exists.
+    PERFORM mzcoord._record_dependencies(v_rel, NULL, NULL, NULL);
     v_since := mzcoord._creation_ts();
     PERFORM mzcoord._install_collection(p_batch, p_item, v_rel,
                                         v_since, v_since, '{}', '{}', NULL);
@@ -329,6 +331,8 @@ BEGIN
     EXECUTE format('CREATE INDEX %I ON %s (%s)',
                    p_item.name, (v_on.item).relation, v_keys);
     v_rel := format('%I.%I', p_item.schema_name, p_item.name)::regclass;
+    -- On the extension: DROP EXTENSION needs CASCADE while it exists.
+    PERFORM mzcoord._record_dependencies(v_rel, NULL, NULL, NULL);
     UPDATE mzcoord.items SET relation = v_rel WHERE id = p_item.id;
     v_as_of := mzcoord._hold_inputs(ARRAY[v_on.global_id]);
     PERFORM mzcoord._install_collection(p_batch, p_item, v_rel, v_as_of, v_as_of,
@@ -985,7 +989,7 @@ AS $$
         SELECT d.refclassid, d.refobjid
           FROM pg_depend d
          WHERE d.classid = 'pg_class'::regclass AND d.objid = p_rel
-           AND d.deptype = 'n'
+           AND d.deptype = 'n' AND d.refclassid <> 'pg_extension'::regclass
         UNION
         SELECT v.classid, v.objid
           FROM reach r,
