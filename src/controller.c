@@ -442,6 +442,20 @@ static uint64 verified_epoch = 0;
 static LocalTransactionId verified_lxid = InvalidLocalTransactionId;
 
 /*
+ * The extension the ready controller serves (InvalidOid if not ready).
+ * Read without the lock, as the readiness fast path does: both are aligned
+ * words written under the exclusive lock.
+ */
+Oid
+mzcoord_ctl_served_extension(void)
+{
+	if (ctl == NULL)
+		return InvalidOid;
+	pg_read_barrier();
+	return ctl->ready ? ctl->ext_oid : InvalidOid;
+}
+
+/*
  * Was the extension (ext) created by the current transaction?  Remembered
  * per transaction once true.
  */

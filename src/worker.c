@@ -464,6 +464,14 @@ mzcoord_extension_guard(void)
 					 errmsg("extension \"mzcoord\" is being dropped or altered"),
 					 errdetail("DROP EXTENSION or ALTER EXTENSION holds or waits for the extension's lock."),
 					 errhint("Retry once that command has finished.")));
+		/*
+		 * The extension the controller serves is the one that exists (the
+		 * coordinator resets the controller once it is gone): no catalog
+		 * lookup on every transaction.  A drop in progress holds the lock
+		 * taken above, so it cannot slip in between.
+		 */
+		if (OidIsValid(ext) && ext == mzcoord_ctl_served_extension())
+			break;
 		current = get_extension_oid("mzcoord", true);
 		if (current == ext)
 			break;
