@@ -19,16 +19,18 @@
  * tranche) protects everything in MzcController and the arrays that follow
  * it: the core's collection slots and count pool, the glue's per-slot info,
  * the hold entries, both hash tables (global id -> slot, relation -> slot),
- * the reservation counters and the ready/epoch state.  Readers that only copy
+ * the reservation counters, the publication counter (read by a rebuild to
+ * notice a publication during its catalog read) and the ready/epoch state.
+ * Readers that only copy
  * values out take it shared; everything that changes state takes it
  * exclusive.  ready_cv is broadcast when the controller becomes ready.
- * One exception: the readiness fast path reads `ready` and `epoch` without
- * the lock (aligned words, written only under the exclusive lock); a stale
- * answer is caught by the caller's own locked section, which then finds no
- * collection and fails.
+ * One exception: the readiness fast path reads `ready` and `epoch`, and the
+ * extension guard `ready` and `ext_oid`, without the lock (aligned words,
+ * written only under the exclusive lock); a stale answer is caught by the
+ * caller's own locked section, which then finds no collection and fails.
  *
- * Lock order: the controller lock, then the oracle lock (oracle.c); never the
- * other way round.  The worker-status spinlock (shmem.c) is never held
+ * Lock order: the controller lock, then the oracle's ceiling lock, then the
+ * oracle lock (oracle.c); never the other way round.  The worker-status spinlock (shmem.c) is never held
  * together with either.
  *
  * No code raises an error while holding the controller lock after it changed
@@ -43,8 +45,11 @@
  * upper of every collection whose values changed (the core's dirty list).
  * The durable since is meet(implied capability, the holds of dependent
  * collections): what the since will be after a restart, when transaction
- * holds are gone.  It is never below the live since, so no since regresses
- * across a restart.
+ * holds are gone.  Each collection keeps one count at the since the catalog
+ * has committed (its durable hold, ctl_info[].durable_hold), moved only
+ * after the tick's transaction committed: the live since never passes the
+ * durable one, so no since regresses across a restart and compaction never
+ * passes a durable since.
  *
  * IDENTIFICATION
  *	  src/controller.c
