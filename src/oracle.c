@@ -32,7 +32,8 @@
  * before it started (max_sealed), then waits only for the sealed writers at
  * or below its time to finish committing: a read that starts after a commit
  * returned sees it, and never waits for an open writer.  The coordinator's
- * tick closes idle time up to the wall clock.  Several transactions may
+ * tick closes idle time up to the wall clock, but not past an open writer
+ * while it records a bulk write (it would only have to move it all again).  Several transactions may
  * share one commit timestamp (a group commit), so write bursts do not run
  * the oracle ahead of the clock.
  *
