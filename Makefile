@@ -12,8 +12,12 @@
 PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
 
 MODULE_big = mzcoord
+# src/core is the pure core; every other folder under src is one plane of
+# the PostgreSQL glue (see doc/architecture.md).  Each plane's headers are
+# included by their bare names, so no plane folder shadows a server header.
+PLANES = base timeline controller storage worker catalog
 CORE_SRCS = $(sort $(wildcard src/core/*.c))
-GLUE_SRCS = $(sort $(wildcard src/*.c))
+GLUE_SRCS = $(sort $(foreach p,$(PLANES),$(wildcard src/$(p)/*.c)))
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 
 EXTENSION = mzcoord
@@ -22,7 +26,7 @@ DATA_built = mzcoord--0.1.sql
 # The install script is assembled from one fragment per subsystem, in name order.
 SQL_PARTS = $(sort $(wildcard src/sql/*.sql))
 
-PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/core
+PG_CPPFLAGS = $(foreach p,core $(PLANES),-I$(srcdir)/src/$(p))
 PG_CFLAGS = -Wall -Wmissing-prototypes -Wpointer-arith -Wendif-labels \
 	-Wmissing-format-attribute -Wformat-security $(if $(WERROR),-Werror)
 

@@ -1,10 +1,10 @@
 -- Part 20 (continued): the catalog plane's functions.
 --
---   * internal C helpers (validation and query analysis, src/catalog.c);
+--   * internal C helpers (validation and query analysis, src/catalog/catalog.c);
 --   * the catalog implications: PL/pgSQL run by the statement triggers on
---     mzcoord.items (batching in src/catalog_trigger.c), applied in order;
+--     mzcoord.items (batching in src/catalog/trigger.c), applied in order;
 --   * the internal catalog writers the DDL functions call;
---   * the DDL functions (src/catalog_ddl.c);
+--   * the DDL functions (src/catalog/ddl.c);
 --   * the triggers and event triggers;
 --   * mzcoord._catalog_problems(), the catalog part of check_consistency().
 --
@@ -159,7 +159,7 @@ BEGIN
       FROM unnest(p_inputs, p_input_items) AS u(gid, item);
     PERFORM mzcoord._stage_collection(p_item.id, p_item.id, p_rel, p_item.kind,
                                       p_since, p_upper, p_inputs);
-    -- Tables and sources get their history (src/storage.c).
+    -- Tables and sources get their history (src/storage/storage.c).
     PERFORM mzcoord._storage_install(p_item.id, p_item.kind, p_rel, p_since);
     PERFORM mzcoord._log(p_batch, p_item.id, 'create',
         jsonb_build_object('kind', p_item.kind,
@@ -808,7 +808,7 @@ REVOKE ALL ON FUNCTION
 FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------
--- Statement triggers on mzcoord.items (src/catalog_trigger.c)
+-- Statement triggers on mzcoord.items (src/catalog/trigger.c)
 -- ---------------------------------------------------------------------------
 
 CREATE FUNCTION mzcoord._items_trigger()
@@ -888,7 +888,7 @@ REVOKE ALL ON FUNCTION
 FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------
--- DDL functions (src/catalog_ddl.c): SECURITY INVOKER, they check the
+-- DDL functions (src/catalog/ddl.c): SECURITY INVOKER, they check the
 -- caller's privileges and write through the internal functions above.
 -- ---------------------------------------------------------------------------
 

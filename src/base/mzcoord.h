@@ -8,7 +8,7 @@
  * is glue: settings, shared memory, the background workers.
  *
  * IDENTIFICATION
- *	  src/mzcoord.h
+ *	  src/base/mzcoord.h
  *
  *-------------------------------------------------------------------------
  */
@@ -101,7 +101,7 @@ extern bool mzcoord_extension_ready(void);
 extern void mzcoord_extension_guard(void);
 extern void mzcoord_extension_check_waiters(void);
 
-/* extension_drop.c */
+/* extension.c */
 extern void mzcoord_install_drop_hook(void);
 extern PGDLLEXPORT void mzcoord_launcher_main(Datum main_arg);
 extern PGDLLEXPORT void mzcoord_coordinator_main(Datum main_arg);

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * storage_source.c
+ * source.c
  *	  Sources: timestamped appends, explicit upper advances, and the source
  *	  relation that shows the contents at the latest complete time.
  *
@@ -24,7 +24,7 @@
  * otherwise read-only: an internal trigger refuses direct writes.
  *
  * IDENTIFICATION
- *	  src/storage_source.c
+ *	  src/storage/source.c
  *
  *-------------------------------------------------------------------------
  */
@@ -52,6 +52,7 @@
 #include "controller.h"
 #include "mzcoord.h"
 #include "storage.h"
+#include "oracle.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_append);
 PG_FUNCTION_INFO_V1(mzcoord_advance_upper);
@@ -136,7 +137,7 @@ source_upper(const MzcHistory *h)
 	int64		upper = 0;
 	MzcCollectionInfo info;
 
-	values[0] = CStringGetTextDatum(psprintf("u" INT64_FORMAT, h->gid));
+	values[0] = CStringGetTextDatum(mzcoord_gid_text(h->gid));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	plan = SPI_prepare("SELECT upper FROM mzcoord.collections"
@@ -648,7 +649,7 @@ mzcoord_advance_upper(PG_FUNCTION_ARGS)
 	apply_window(h, rel, current, upper);
 
 	/* Durable in this transaction, published to the controller at commit. */
-	values[0] = CStringGetTextDatum(psprintf("u" INT64_FORMAT, h->gid));
+	values[0] = CStringGetTextDatum(mzcoord_gid_text(h->gid));
 	values[1] = Int64GetDatum(upper);
 	save_nest = mzcoord_become_owner(h->owner, &save_user, &save_sec);
 	if (SPI_connect() != SPI_OK_CONNECT)

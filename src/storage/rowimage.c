@@ -21,7 +21,7 @@
  * a group).
  *
  * IDENTIFICATION
- *	  src/rowimage.c
+ *	  src/storage/rowimage.c
  *
  *-------------------------------------------------------------------------
  */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * storage_capture.c
+ * capture.c
  *	  Capturing the writes of registered tables into their histories.
  *
  * Four internal statement triggers per registered table: AFTER INSERT,
@@ -33,7 +33,7 @@
  * it fails with a serialization failure (SQLSTATE 40001), to be retried.
  *
  * IDENTIFICATION
- *	  src/storage_capture.c
+ *	  src/storage/capture.c
  *
  *-------------------------------------------------------------------------
  */
@@ -60,6 +60,7 @@
 #include "controller.h"
 #include "mzcoord.h"
 #include "storage.h"
+#include "oracle.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_capture);
 PG_FUNCTION_INFO_V1(mzcoord_row_is_own);

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * catalog_ddl.c
+ * ddl.c
  *	  The DDL functions of the catalog plane and the sql_drop event trigger.
  *
  * Each DDL function validates everything it is given before anything
@@ -37,7 +37,7 @@
  * exists" instead of a unique violation.
  *
  * IDENTIFICATION
- *	  src/catalog_ddl.c
+ *	  src/catalog/ddl.c
  *
  *-------------------------------------------------------------------------
  */

@@ -27,7 +27,7 @@
  * SIGHUP, and leave their loop on SIGTERM.
  *
  * IDENTIFICATION
- *	  src/worker.c
+ *	  src/worker/worker.c
  *
  *-------------------------------------------------------------------------
  */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * init.c
+ * mzcoord.c
  *	  Library entry point: settings, shared memory hooks, worker registration.
  *
  * mzcoord only works when loaded through shared_preload_libraries: its
@@ -12,7 +12,7 @@
  * that CREATE EXTENSION fails with a hint.
  *
  * IDENTIFICATION
- *	  src/init.c
+ *	  src/base/mzcoord.c
  *
  *-------------------------------------------------------------------------
  */

@@ -26,7 +26,7 @@
  * safety net, a before_shmem_exit callback).
  *
  * IDENTIFICATION
- *	  src/stage.c
+ *	  src/controller/stage.c
  *
  *-------------------------------------------------------------------------
  */
@@ -43,6 +43,7 @@
 
 #include "controller.h"
 #include "mzcoord.h"
+#include "oracle.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_stage_collection);
 PG_FUNCTION_INFO_V1(mzcoord_stage_policy);

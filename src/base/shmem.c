@@ -31,7 +31,7 @@
  * the lock is taken, and the critical section only assigns.
  *
  * IDENTIFICATION
- *	  src/shmem.c
+ *	  src/base/shmem.c
  *
  *-------------------------------------------------------------------------
  */
@@ -44,6 +44,7 @@
 
 #include "controller.h"
 #include "mzcoord.h"
+#include "oracle.h"
 
 /* LWLocks of the "mzcoord" tranche. */
 #define MZC_LOCK_CONTROLLER 0

@@ -18,7 +18,7 @@
  * '1 day' and '24 hours').  rowimage.c implements it.
  *
  * IDENTIFICATION
- *	  src/storage.h
+ *	  src/storage/storage.h
  *
  *-------------------------------------------------------------------------
  */
@@ -131,7 +131,7 @@ extern MzcRowEntry *mzcoord_rowset_add(MzcRowSet *set, Datum *values,
 									   bool *isnull, uint32 hash, int64 count);
 extern void mzcoord_rowset_destroy(MzcRowSet *set);
 
-/* storage_read.c */
+/* read.c */
 typedef void (*MzcHistoryRowCallback) (void *arg, TupleTableSlot *row,
 									   int64 count);
 extern Oid	mzcoord_history_index(const MzcHistory *h, const char *suffix);
@@ -144,15 +144,15 @@ extern void mzcoord_history_contents(const MzcHistory *h, TupleDesc reldesc,
 extern Oid	mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno,
 									 const char *func);
 
-/* storage_capture.c */
+/* capture.c */
 extern void mzcoord_prepare_write(const MzcHistory *h, bool truncating,
 								  Oid fn_oid);
 extern void mzcoord_note_history_written(const MzcHistory *h, mzc_ts ts);
 
-/* storage_source.c */
+/* source.c */
 extern bool mzcoord_applying_source(Oid relid);
 
-/* storage_compact.c */
+/* compact.c */
 extern void mzcoord_storage_tick(void);
 
 #endif							/* MZCOORD_STORAGE_H */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * storage_compact.c
+ * compact.c
  *	  Physical compaction of histories up to their since.
  *
  * Compacting a history up to a time S (never beyond the collection's since,
@@ -42,7 +42,7 @@
  * maintenance, or to keep history around while investigating).
  *
  * IDENTIFICATION
- *	  src/storage_compact.c
+ *	  src/storage/compact.c
  *
  *-------------------------------------------------------------------------
  */
@@ -157,7 +157,7 @@ static int64
 read_compacted(int64 gid, bool *found)
 {
 	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(psprintf("u" INT64_FORMAT, gid))};
+	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
 	SPIPlanPtr	plan;
 	int64		c = 0;
 	bool		isnull;
@@ -299,7 +299,7 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 		Oid			a2[3] = {TEXTOID, INT8OID, INT8OID};
 		Datum		v2[3];
 
-		v2[0] = CStringGetTextDatum(psprintf("u" INT64_FORMAT, h->gid));
+		v2[0] = CStringGetTextDatum(mzcoord_gid_text(h->gid));
 		v2[1] = Int64GetDatum(since);
 		v2[2] = Int64GetDatum(res->rows_out);
 		plan = SPI_prepare("UPDATE mzcoord.storage"
@@ -436,7 +436,7 @@ load_states(int64 *gids, int n)
 		}
 		st->known = false;
 		st->round = scan_round;
-		elems[i] = CStringGetTextDatum(psprintf("u" INT64_FORMAT, gids[i]));
+		elems[i] = CStringGetTextDatum(mzcoord_gid_text(gids[i]));
 	}
 	values[0] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
 												TYPALIGN_INT));

@@ -10,7 +10,7 @@
  * list of ids and antichains helps nobody).
  *
  * IDENTIFICATION
- *	  src/errors.c
+ *	  src/base/errors.c
  *
  *-------------------------------------------------------------------------
  */

@@ -5,7 +5,7 @@
  *	  the staging of catalog changes for commit-time publication.
  *
  * IDENTIFICATION
- *	  src/controller.h
+ *	  src/controller/controller.h
  *
  *-------------------------------------------------------------------------
  */
@@ -18,31 +18,7 @@
 #include "storage/lwlock.h"
 
 #include "frontier.h"
-
-/* Item kinds, as stored in mzcoord.items.kind. */
-typedef enum MzcKind
-{
-	MZC_KIND_TABLE = 0,
-	MZC_KIND_SOURCE,
-	MZC_KIND_MATERIALIZED_VIEW,
-	MZC_KIND_INDEX,
-	MZC_KIND_SINK
-} MzcKind;
-
-extern const char *mzcoord_kind_name(MzcKind kind);
-extern bool mzcoord_kind_parse(const char *name, MzcKind *kind);
-
-/* Global ids are "u<N>"; the controller keys collections by N. */
-extern bool mzcoord_parse_gid(const char *text, int64 *gid);
-
-/* Default retain history: the lag of the default read policy (P5). */
-#define MZC_DEFAULT_RETAIN_MS 1000
-
-/* Longest item id ("u" and up to 19 digits) plus the terminator. */
-#define MZC_ITEM_ID_LEN 24
-
-/* Most inputs a collection can hold (its dependencies). */
-#define MZC_MAX_INPUTS 16
+#include "ids.h"
 
 /* A staged controller change (stage.c), applied at commit in list order. */
 typedef enum MzcStageOp
@@ -135,36 +111,5 @@ extern void mzcoord_ctl_release_holds(const MzcLocalHold *holds, int nholds);
 extern void mzcoord_controller_tick(void);
 extern void mzcoord_controller_tick_committed(void);
 extern void mzcoord_controller_reset(void);
-
-/* oracle.c */
-extern Size mzcoord_oracle_shmem_size(void);
-extern void mzcoord_oracle_shmem_init(LWLock *lock, LWLock *ceiling_lock,
-									  bool found);
-extern mzc_ts mzcoord_now_ms(void);
-extern void mzcoord_check_user_time(int64 ts, const char *what);
-extern mzc_ts mzcoord_write_ts(void);
-extern bool mzcoord_has_write_ts(void);
-extern bool mzcoord_write_ts_sealed(void);
-extern bool mzcoord_oracle_observe(mzc_ts floor);
-extern mzc_ts mzcoord_oracle_seal(void);
-extern void mzcoord_oracle_bulk(bool on);
-extern mzc_ts mzcoord_oracle_seal_early(void);
-extern void mzcoord_oracle_pre_commit(void);
-extern void mzcoord_oracle_committed(void);
-extern void mzcoord_oracle_end_write(void);
-extern mzc_ts mzcoord_oracle_tick(void);
-extern mzc_ts mzcoord_oracle_read_ts(void);
-extern mzc_ts mzcoord_oracle_read_ts_upper(mzc_ts *upper);
-extern mzc_ts mzcoord_oracle_readable(void);
-extern mzc_ts mzcoord_oracle_latest(void);
-extern mzc_ts mzcoord_oracle_now(void);
-extern void mzcoord_oracle_state(mzc_ts *closed, mzc_ts *ceiling);
-extern mzc_ts mzcoord_table_upper(void);
-extern void mzcoord_oracle_bootstrap(mzc_ts max_table_upper);
-extern void mzcoord_upper_advanced(void);
-extern void mzcoord_wait_for_table_upper(mzc_ts ts);
-extern void mzcoord_prepare_upper_wait(void);
-extern void mzcoord_upper_wait(long timeout_ms);
-extern void mzcoord_end_upper_wait(void);
 
 #endif							/* MZCOORD_CONTROLLER_H */

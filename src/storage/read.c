@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * storage_read.c
+ * read.c
  *	  Reading a history as of a time: mzcoord.read_at().
  *
  * The contents at time t are the updates with ts <= t, consolidated: each
@@ -28,7 +28,7 @@
  * of it.
  *
  * IDENTIFICATION
- *	  src/storage_read.c
+ *	  src/storage/read.c
  *
  *-------------------------------------------------------------------------
  */

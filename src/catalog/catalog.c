@@ -33,7 +33,7 @@
  * from PUBLIC); the implications call them.
  *
  * IDENTIFICATION
- *	  src/catalog.c
+ *	  src/catalog/catalog.c
  *
  *-------------------------------------------------------------------------
  */
@@ -82,6 +82,7 @@
 
 #include "catalog.h"
 #include "controller.h"
+#include "oracle.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_sql_retain_history_ms);
 PG_FUNCTION_INFO_V1(mzcoord_sql_refresh_canonical);
@@ -195,16 +196,16 @@ mzcoord_retain_history_ms(Interval *iv)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("retain history cannot be disabled or set to 0"),
 				 errhint("Pass NULL for the default of %d ms.",
-						 MZC_DEFAULT_RETAIN_HISTORY_MS)));
+						 MZC_DEFAULT_RETAIN_MS)));
 	if (us < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("retain history must be positive")));
-	if (us / 1000 < MZC_MIN_RETAIN_HISTORY_MS)
+	if (us / 1000 < MZC_MIN_RETAIN_MS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("retain history cannot be set lower than %d ms",
-						MZC_MIN_RETAIN_HISTORY_MS)));
+						MZC_MIN_RETAIN_MS)));
 	return us / 1000;
 }
 

@@ -56,7 +56,7 @@
  * upper_cv, broadcast whenever read_ts or a source upper advances.
  *
  * IDENTIFICATION
- *	  src/oracle.c
+ *	  src/timeline/oracle.c
  *
  *-------------------------------------------------------------------------
  */
@@ -82,8 +82,8 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "controller.h"
 #include "mzcoord.h"
+#include "oracle.h"
 
 /* A backend's write in the current transaction. */
 typedef enum MzcWriteState

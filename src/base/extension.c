@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * extension_drop.c
+ * extension.c
  *	  DROP EXTENSION mzcoord takes its locks in an order that cannot deadlock
  *	  with the sessions using the extension.
  *

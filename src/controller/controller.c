@@ -52,7 +52,7 @@
  * passes a durable since.
  *
  * IDENTIFICATION
- *	  src/controller.c
+ *	  src/controller/controller.c
  *
  *-------------------------------------------------------------------------
  */
@@ -92,6 +92,7 @@
 #include "mzcoord.h"
 #include "policy.h"
 #include "tsselect.h"
+#include "oracle.h"
 
 StaticAssertDecl(MZC_MAX_INPUTS <= MZC_COLL_MAX_DEPS,
 				 "inputs must fit the core's dependency list");
@@ -215,53 +216,6 @@ PG_FUNCTION_INFO_V1(mzcoord_controller_validate);
  * Small helpers
  * ----------------------------------------------------------------
  */
-
-static const char *const kind_names[] = {
-	"table", "source", "materialized_view", "index", "sink"
-};
-
-const char *
-mzcoord_kind_name(MzcKind kind)
-{
-	return kind_names[kind];
-}
-
-bool
-mzcoord_kind_parse(const char *name, MzcKind *kind)
-{
-	for (int i = 0; i < lengthof(kind_names); i++)
-		if (strcmp(name, kind_names[i]) == 0)
-		{
-			*kind = (MzcKind) i;
-			return true;
-		}
-	return false;
-}
-
-bool
-mzcoord_parse_gid(const char *text, int64 *gid)
-{
-	int64		v = 0;
-
-	if (text[0] != 'u' || text[1] < '1' || text[1] > '9')
-		return false;
-	for (const char *p = text + 1; *p; p++)
-	{
-		if (*p < '0' || *p > '9')
-			return false;
-		if (v > (PG_INT64_MAX - (*p - '0')) / 10)
-			return false;
-		v = v * 10 + (*p - '0');
-	}
-	*gid = v;
-	return true;
-}
-
-static char *
-gid_text(int64 gid)
-{
-	return psprintf("u" INT64_FORMAT, gid);
-}
 
 static Datum
 frontier_datum(mzc_frontier f, bool *isnull)
@@ -1567,7 +1521,7 @@ mzcoord_ctl_check_inputs(const int64 *gids, int n)
 	if (bad >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("collection \"u" INT64_FORMAT "\" does not exist",
+				 errmsg("collection \"" MZC_GID_FMT "\" does not exist",
 						gids[bad])));
 }
 
@@ -1611,7 +1565,7 @@ mzcoord_ctl_hold_gids(const int64 *gids, int n)
 	if (bad >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("collection \"u" INT64_FORMAT "\" does not exist",
+				 errmsg("collection \"" MZC_GID_FMT "\" does not exist",
 						gids[bad])));
 	if (nospace)
 		report_no_hold_space(&hf);
@@ -1815,11 +1769,11 @@ mzcoord_ctl_reserve(List *staged, MzcReservation *r)
 	if (missing >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("collection \"u" INT64_FORMAT "\" does not exist", missing)));
+				 errmsg("collection \"" MZC_GID_FMT "\" does not exist", missing)));
 	if (duplicate >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("collection \"u" INT64_FORMAT "\" already exists", duplicate)));
+				 errmsg("collection \"" MZC_GID_FMT "\" already exists", duplicate)));
 	if (full_slots)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
@@ -2638,7 +2592,7 @@ persist_rows(MzcPersistRow *rows, int n)
 
 	for (int i = 0; i < n; i++)
 	{
-		gids[i] = CStringGetTextDatum(gid_text(rows[i].gid));
+		gids[i] = CStringGetTextDatum(mzcoord_gid_text(rows[i].gid));
 		sinces[i] = frontier_datum(rows[i].since, &since_nulls[i]);
 		uppers[i] = frontier_datum(rows[i].upper, &upper_nulls[i]);
 		rows[i].written = false;
@@ -2969,7 +2923,7 @@ mzcoord_controller_collections(PG_FUNCTION_ARGS)
 		MzcCollCopy *x = &cs[i];
 
 		memset(nl, 0, sizeof(nl));
-		v[0] = CStringGetTextDatum(gid_text(x->info.gid));
+		v[0] = CStringGetTextDatum(mzcoord_gid_text(x->info.gid));
 		v[1] = CStringGetTextDatum(x->info.item_id);
 		v[2] = ObjectIdGetDatum(x->info.relid);
 		nl[2] = !OidIsValid(x->info.relid);
@@ -3069,7 +3023,7 @@ mzcoord_controller_holds(PG_FUNCTION_ARGS)
 		MzcHoldCopy *h = &hs[i];
 
 		memset(nl, 0, sizeof(nl));
-		v[0] = CStringGetTextDatum(gid_text(h->gid));
+		v[0] = CStringGetTextDatum(mzcoord_gid_text(h->gid));
 		v[1] = ObjectIdGetDatum(h->relid);
 		nl[1] = !OidIsValid(h->relid);
 		v[2] = CStringGetTextDatum(h->kind);
@@ -3183,7 +3137,7 @@ mzcoord_controller_validate(PG_FUNCTION_ARGS)
 				if (!upper.empty && !mzc_frontier_le(since, upper))
 				{
 					snprintf(msgs[nmsgs][0], MZC_ERRMSG_LEN, "since <= upper");
-					snprintf(msgs[nmsgs][1], MZC_ERRMSG_LEN, "u" INT64_FORMAT, ctl_info[s].gid);
+					snprintf(msgs[nmsgs][1], MZC_ERRMSG_LEN, MZC_GID_FMT, ctl_info[s].gid);
 					snprintf(msgs[nmsgs][2], MZC_ERRMSG_LEN, "since " INT64_FORMAT " is beyond upper " INT64_FORMAT,
 							 since.ts, upper.ts);
 					nmsgs++;
@@ -3191,7 +3145,7 @@ mzcoord_controller_validate(PG_FUNCTION_ARGS)
 				if (lookup_gid(ctl_info[s].gid) != s && nmsgs < max)
 				{
 					snprintf(msgs[nmsgs][0], MZC_ERRMSG_LEN, "global id map");
-					snprintf(msgs[nmsgs][1], MZC_ERRMSG_LEN, "u" INT64_FORMAT, ctl_info[s].gid);
+					snprintf(msgs[nmsgs][1], MZC_ERRMSG_LEN, MZC_GID_FMT, ctl_info[s].gid);
 					snprintf(msgs[nmsgs][2], MZC_ERRMSG_LEN, "the global id does not map to its slot");
 					nmsgs++;
 				}
@@ -3205,7 +3159,7 @@ mzcoord_controller_validate(PG_FUNCTION_ARGS)
 				if (!mzc_frontier_le_ts(mzc_coll_since(&ctl->colls, h->slot), h->time))
 				{
 					snprintf(msgs[nmsgs][0], MZC_ERRMSG_LEN, "since <= hold");
-					snprintf(msgs[nmsgs][1], MZC_ERRMSG_LEN, "u" INT64_FORMAT, ctl_info[h->slot].gid);
+					snprintf(msgs[nmsgs][1], MZC_ERRMSG_LEN, MZC_GID_FMT, ctl_info[h->slot].gid);
 					snprintf(msgs[nmsgs][2], MZC_ERRMSG_LEN, "hold at " INT64_FORMAT " of pid %d is below the since",
 							 h->time, h->pid);
 					nmsgs++;

@@ -2,12 +2,12 @@
  *
  * catalog.h
  *	  The catalog plane: validation and analysis shared by the DDL
- *	  functions (catalog_ddl.c), the catalog implications and the SQL
+ *	  functions (ddl.c), the catalog implications and the SQL
  *	  helpers they call (catalog.c), and the statement batching of
- *	  changes to mzcoord.items (catalog_trigger.c).
+ *	  changes to mzcoord.items (trigger.c).
  *
  * IDENTIFICATION
- *	  src/catalog.h
+ *	  src/catalog/catalog.h
  *
  *-------------------------------------------------------------------------
  */
@@ -20,9 +20,8 @@
 #include "nodes/pg_list.h"
 #include "utils/timestamp.h"
 
-/* The default retain history, and the least a user may ask for (ms). */
-#define MZC_DEFAULT_RETAIN_HISTORY_MS 1000
-#define MZC_MIN_RETAIN_HISTORY_MS 1000
+#include "ids.h"
+
 
 /* Columns a sink adds to the columns of the item it exports. */
 #define MZC_SINK_TIME_COLUMN "mz_timestamp"
@@ -68,7 +67,7 @@ extern void mzcoord_check_registrable_table(Oid relid);
 extern void mzcoord_check_new_relation(Oid nspid, const char *relname);
 extern Oid	mzcoord_catalog_namespace(void);
 
-/* catalog_trigger.c */
+/* trigger.c */
 extern void mzcoord_catalog_trigger_init(void);
 
 #endif							/* MZCOORD_CATALOG_H */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * catalog_trigger.c
+ * trigger.c
  *	  The statement triggers on mzcoord.items: one catalog change per
  *	  statement, handed to the implications.
  *
@@ -30,7 +30,7 @@
  * forgets everything.  The state lives in TopTransactionContext.
  *
  * IDENTIFICATION
- *	  src/catalog_trigger.c
+ *	  src/catalog/trigger.c
  *
  *-------------------------------------------------------------------------
  */

@@ -15,7 +15,7 @@
  * check it strictly and name the offending path in their errors.
  *
  * IDENTIFICATION
- *	  src/core_sql.c
+ *	  src/controller/core_sql.c
  *
  *-------------------------------------------------------------------------
  */

@@ -13,8 +13,8 @@
  * take it along; a sql_drop event trigger deletes its row in mzcoord.storage
  * when it goes.
  *
- * The triggers that capture a table's writes (storage_capture.c) and the
- * guard of a source's relation (storage_source.c) are internal triggers
+ * The triggers that capture a table's writes (capture.c) and the
+ * guard of a source's relation (source.c) are internal triggers
  * owned by the history (an internal dependency): the table's owner cannot
  * drop or disable them, and they go away with the history.
  *
@@ -24,7 +24,7 @@
  * relation itself).
  *
  * IDENTIFICATION
- *	  src/storage.c
+ *	  src/storage/storage.c
  *
  *-------------------------------------------------------------------------
  */
@@ -73,6 +73,7 @@
 #include "controller.h"
 #include "mzcoord.h"
 #include "storage.h"
+#include "oracle.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_storage_install);
 PG_FUNCTION_INFO_V1(mzcoord_storage_on_ddl);
