@@ -21,7 +21,7 @@
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 
-/* Settings (init.c) */
+/* Settings (mzcoord.c) */
 extern char *mzcoord_database;
 extern int	mzcoord_tick_interval;
 extern int	mzcoord_max_collections;
