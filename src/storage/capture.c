@@ -57,10 +57,12 @@
 #include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
+#include "capture.h"
 #include "controller.h"
+#include "history.h"
 #include "mzcoord.h"
-#include "storage.h"
 #include "oracle.h"
+#include "rowimage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_capture);
 PG_FUNCTION_INFO_V1(mzcoord_row_is_own);

@@ -75,9 +75,11 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "compact.h"
 #include "controller.h"
+#include "history.h"
+#include "ids.h"
 #include "mzcoord.h"
-#include "storage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_compact);
 

@@ -53,8 +53,10 @@
 #include "utils/snapmgr.h"
 
 #include "controller.h"
+#include "history.h"
 #include "mzcoord.h"
-#include "storage.h"
+#include "read.h"
+#include "rowimage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_read_at);
 

@@ -36,7 +36,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "storage.h"
+#include "rowimage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_row_image);
 PG_FUNCTION_INFO_V1(mzcoord_any_transfn);
@@ -85,8 +85,35 @@ mzcoord_row_equal(TupleDesc desc, Datum *v1, bool *n1, Datum *v2, bool *n2)
 
 /* ----------------------------------------------------------------
  * Row sets
+ *
+ * A simplehash table of pointers to entries: the entries themselves never
+ * move (callers keep them, and walk them in insertion order), only the
+ * table's slots do when it grows.  A lookup probes with a stack entry that
+ * holds the caller's values.
  * ----------------------------------------------------------------
  */
+
+typedef struct MzcRowSlot
+{
+	MzcRowEntry *entry;
+	uint32		hash;
+	char		status;			/* simplehash's slot state */
+} MzcRowSlot;
+
+#define SH_PREFIX rowslots
+#define SH_ELEMENT_TYPE MzcRowSlot
+#define SH_KEY_TYPE MzcRowEntry *
+#define SH_KEY entry
+#define SH_HASH_KEY(tb, key) ((key)->hash)
+#define SH_EQUAL(tb, a, b) ((a)->hash == (b)->hash && \
+	mzcoord_row_equal(((MzcRowSet *) (tb)->private_data)->desc, \
+					  (a)->values, (a)->isnull, (b)->values, (b)->isnull))
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a) ((a)->hash)
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
 
 MzcRowSet *
 mzcoord_rowset_create(TupleDesc desc, MemoryContext parent)
@@ -97,8 +124,7 @@ mzcoord_rowset_create(TupleDesc desc, MemoryContext parent)
 
 	set->cxt = cxt;
 	set->desc = desc;
-	set->nbuckets = 256;
-	set->buckets = MemoryContextAllocZero(cxt, sizeof(MzcRowEntry *) * set->nbuckets);
+	set->table = rowslots_create(cxt, 256, set);
 	return set;
 }
 
@@ -111,57 +137,21 @@ mzcoord_rowset_destroy(MzcRowSet *set)
 MzcRowEntry *
 mzcoord_rowset_find(MzcRowSet *set, Datum *values, bool *isnull, uint32 hash)
 {
-	MzcRowEntry *e;
+	MzcRowEntry probe = {.hash = hash,.values = values,.isnull = isnull};
+	MzcRowSlot *slot = rowslots_lookup(set->table, &probe);
 
-	for (e = set->buckets[hash & (set->nbuckets - 1)]; e != NULL; e = e->next)
-		if (e->hash == hash &&
-			mzcoord_row_equal(set->desc, e->values, e->isnull, values, isnull))
-			return e;
-	return NULL;
+	return slot ? slot->entry : NULL;
 }
 
-static void
-rowset_grow(MzcRowSet *set)
+/* A copy of the row in the set's memory, detoasted, dropped columns null. */
+static MzcRowEntry *
+rowset_copy_row(MzcRowSet *set, Datum *values, bool *isnull, uint32 hash,
+				int64 count)
 {
-	uint32		n = set->nbuckets * 2;
-	MzcRowEntry **b;
-
-	/* Above this, chains just get longer: an allocation must stay < 1 GB. */
-	if ((Size) n * sizeof(MzcRowEntry *) > MaxAllocSize)
-		return;
-	b = MemoryContextAllocZero(set->cxt, sizeof(MzcRowEntry *) * n);
-	for (MzcRowEntry *e = set->first; e != NULL; e = e->link)
-	{
-		uint32		i = e->hash & (n - 1);
-
-		e->next = b[i];
-		b[i] = e;
-	}
-	pfree(set->buckets);
-	set->buckets = b;
-	set->nbuckets = n;
-}
-
-/*
- * Add count to the row's count, copying the row in if it is new.  Returns
- * its entry.
- */
-MzcRowEntry *
-mzcoord_rowset_add(MzcRowSet *set, Datum *values, bool *isnull, uint32 hash,
-				   int64 count)
-{
-	MzcRowEntry *e = mzcoord_rowset_find(set, values, isnull, hash);
-	MemoryContext old;
 	TupleDesc	desc = set->desc;
+	MemoryContext old = MemoryContextSwitchTo(set->cxt);
+	MzcRowEntry *e = palloc0(sizeof(MzcRowEntry));
 
-	if (e != NULL)
-	{
-		e->count += count;
-		return e;
-	}
-
-	old = MemoryContextSwitchTo(set->cxt);
-	e = palloc0(sizeof(MzcRowEntry));
 	e->hash = hash;
 	e->count = count;
 	e->values = palloc(sizeof(Datum) * Max(desc->natts, 1));
@@ -179,16 +169,41 @@ mzcoord_rowset_add(MzcRowSet *set, Datum *values, bool *isnull, uint32 hash,
 			e->values[i] = datumCopy(values[i], att->attbyval, att->attlen);
 	}
 	MemoryContextSwitchTo(old);
+	return e;
+}
 
+/*
+ * Add count to the row's count, copying the row in if it is new.  Returns
+ * its entry.
+ */
+MzcRowEntry *
+mzcoord_rowset_add(MzcRowSet *set, Datum *values, bool *isnull, uint32 hash,
+				   int64 count)
+{
+	MzcRowEntry probe = {.hash = hash,.values = values,.isnull = isnull};
+	bool		found;
+	MzcRowSlot *slot = rowslots_insert(set->table, &probe, &found);
+	MzcRowEntry *e;
+
+	if (found)
+	{
+		slot->entry->count += count;
+		return slot->entry;
+	}
+
+	/*
+	 * The slot holds the probe until it gets the copy; nothing between the
+	 * two can reach the table (a failed copy leaves the set unusable, but
+	 * its memory context goes with the error).
+	 */
+	e = rowset_copy_row(set, values, isnull, hash, count);
+	slot->entry = e;
 	if (set->last)
 		set->last->link = e;
 	else
 		set->first = e;
 	set->last = e;
-	e->next = set->buckets[hash & (set->nbuckets - 1)];
-	set->buckets[hash & (set->nbuckets - 1)] = e;
-	if (++set->nentries > (int64) set->nbuckets)
-		rowset_grow(set);
+	set->nentries++;
 	return e;
 }
 

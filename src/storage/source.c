@@ -50,9 +50,13 @@
 #include "utils/snapmgr.h"
 
 #include "controller.h"
+#include "history.h"
+#include "ids.h"
 #include "mzcoord.h"
-#include "storage.h"
 #include "oracle.h"
+#include "read.h"
+#include "rowimage.h"
+#include "source.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_append);
 PG_FUNCTION_INFO_V1(mzcoord_advance_upper);

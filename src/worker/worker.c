@@ -59,9 +59,9 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "compact.h"
 #include "controller.h"
 #include "mzcoord.h"
-#include "storage.h"
 
 /* Seconds before the postmaster restarts a launcher that failed. */
 #define MZC_LAUNCHER_RESTART_SECS 5

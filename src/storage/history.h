@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
- * storage.h
- *	  The data plane of tables and sources: history relations, capture of
- *	  table writes, source appends, AS OF reads and physical compaction.
+ * history.h
+ *	  History relations of tables and sources: finding them, writing
+ *	  updates into them, running internal SQL as their owner.
  *
  * Every table and source collection has a history relation
  * mzcoord.history_u<N> (N: its global id) holding its updates: one column
@@ -18,31 +18,29 @@
  * '1 day' and '24 hours').  rowimage.c implements it.
  *
  * IDENTIFICATION
- *	  src/storage/storage.h
+ *	  src/storage/history.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef MZCOORD_STORAGE_H
-#define MZCOORD_STORAGE_H
+#ifndef MZCOORD_HISTORY_H
+#define MZCOORD_HISTORY_H
 
 #include "postgres.h"
 
 #include "access/heapam.h"
 #include "access/tupdesc.h"
-#include "fmgr.h"
-#include "utils/snapshot.h"
 #include "executor/tuptable.h"
 #include "nodes/execnodes.h"
 #include "utils/relcache.h"
 
-#include "controller.h"
+#include "ids.h"
 
 /* Names of the bookkeeping columns of a history relation. */
 #define MZC_HISTORY_TS "ts"
 #define MZC_HISTORY_DIFF "diff"
 
 /*
- * What the data plane knows of one registered relation (storage.c): its
+ * What the data plane knows of one registered relation (history.c): its
  * collection, its history, and where each of its attributes is in the
  * history.  Entries live in a backend-local cache, invalidated with the
  * relcache of either relation; copy what you need before calling anything
@@ -70,9 +68,14 @@ extern int	mzcoord_become_owner(Oid owner, Oid *save_user, int *save_sec);
 extern void mzcoord_restore_user(Oid save_user, int save_sec, int nest);
 extern char *mzcoord_history_column_list(TupleDesc reldesc, const char *prefix);
 extern char *mzcoord_relation_column_list(TupleDesc reldesc, const char *prefix);
+extern AttrNumber mzcoord_desc_attnum(TupleDesc desc, const char *name);
+extern bool mzcoord_storage_row(Oid relid, int64 *gid, MzcKind *kind,
+								Oid *histid);
+extern void mzcoord_check_no_inheritance(Oid relid);
+extern void mzcoord_spi_exec(const char *sql, int expected);
 
 
-/* Writing updates into a history relation, in batches (storage.c). */
+/* Writing updates into a history relation, in batches (history.c). */
 typedef struct MzcHistoryWriter
 {
 	const MzcHistory *hist;
@@ -94,65 +97,4 @@ extern void mzcoord_history_writer_add(MzcHistoryWriter *w, TupleTableSlot *row,
 									   int64 ts, int64 diff);
 extern void mzcoord_history_writer_end(MzcHistoryWriter *w);
 
-/*
- * Consolidation of rows by their binary image (rowimage.c).  A row set maps
- * each distinct row to an int64 count; rows are copied into the set's
- * memory context.
- */
-typedef struct MzcRowEntry
-{
-	struct MzcRowEntry *next;	/* hash chain */
-	struct MzcRowEntry *link;	/* insertion order */
-	uint32		hash;
-	int64		count;
-	void	   *extra;			/* for the caller */
-	Datum	   *values;
-	bool	   *isnull;
-} MzcRowEntry;
-
-typedef struct MzcRowSet
-{
-	MemoryContext cxt;
-	TupleDesc	desc;			/* the rows' descriptor (attributes compared) */
-	MzcRowEntry **buckets;
-	uint32		nbuckets;
-	int64		nentries;
-	MzcRowEntry *first;
-	MzcRowEntry *last;
-} MzcRowSet;
-
-extern MzcRowSet *mzcoord_rowset_create(TupleDesc desc, MemoryContext parent);
-extern uint32 mzcoord_row_hash(TupleDesc desc, Datum *values, bool *isnull);
-extern bool mzcoord_row_equal(TupleDesc desc, Datum *v1, bool *n1,
-							  Datum *v2, bool *n2);
-extern MzcRowEntry *mzcoord_rowset_find(MzcRowSet *set, Datum *values,
-										bool *isnull, uint32 hash);
-extern MzcRowEntry *mzcoord_rowset_add(MzcRowSet *set, Datum *values,
-									   bool *isnull, uint32 hash, int64 count);
-extern void mzcoord_rowset_destroy(MzcRowSet *set);
-
-/* read.c */
-typedef void (*MzcHistoryRowCallback) (void *arg, TupleTableSlot *row,
-									   int64 count);
-extern Oid	mzcoord_history_index(const MzcHistory *h, const char *suffix);
-extern void mzcoord_history_to_row(const MzcHistory *h, TupleTableSlot *hslot,
-								   TupleTableSlot *row, int64 *ts, int64 *diff);
-extern void mzcoord_history_contents(const MzcHistory *h, TupleDesc reldesc,
-									 Snapshot snapshot, int64 upto,
-									 MzcHistoryRowCallback emit, void *arg,
-									 int64 *negative);
-extern Oid	mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno,
-									 const char *func);
-
-/* capture.c */
-extern void mzcoord_prepare_write(const MzcHistory *h, bool truncating,
-								  Oid fn_oid);
-extern void mzcoord_note_history_written(const MzcHistory *h, mzc_ts ts);
-
-/* source.c */
-extern bool mzcoord_applying_source(Oid relid);
-
-/* compact.c */
-extern void mzcoord_storage_tick(void);
-
-#endif							/* MZCOORD_STORAGE_H */
+#endif							/* MZCOORD_HISTORY_H */

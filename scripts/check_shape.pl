@@ -1,0 +1,130 @@
+#!/usr/bin/perl
+# Checks the shape of the source tree (doc/architecture.md):
+#
+#  1. every module (X.c and X.h in one folder of src/) has a unique name;
+#  2. a header X.h declares only functions that X.c defines, and X.c
+#     includes X.h (one owner per header);
+#  3. a file includes headers of its own plane or of lower planes only, in
+#     the order core < base < timeline < controller < storage, catalog <
+#     worker < init (storage and catalog never include each other);
+#  4. the pure core includes no PostgreSQL header and no plane header;
+#  5. the module include graph has no cycle.
+#
+# Usage: scripts/check_shape.pl [source root, default: the repository's src]
+# Exits 1 and names each violation; prints a summary otherwise.
+use strict;
+use warnings;
+use File::Basename;
+use FindBin;
+
+my $src = shift // "$FindBin::Bin/../src";
+my %rank = (core => 0, base => 1, timeline => 2, controller => 3,
+			storage => 4, catalog => 4, worker => 5, init => 6);
+my (%plane_of, %files_of, %edges, @bad);
+
+sub slurp { local (@ARGV, $/) = @_; return <> }
+
+for my $plane (sort keys %rank)
+{
+	for my $f (sort glob("$src/$plane/*.[ch]"))
+	{
+		my ($m) = fileparse($f, '.c', '.h');
+		push @bad, "$f: module \"$m\" also exists in $plane_of{$m}"
+		  if exists $plane_of{$m} && $plane_of{$m} ne $plane;
+		$plane_of{$m} = $plane;
+		push @{ $files_of{$m} }, $f;
+	}
+}
+for my $d (glob("$src/*"))
+{
+	if (!-d $d)
+	{
+		push @bad, "$d: source file outside any plane folder" if $d =~ /\.[ch]$/;
+		next;
+	}
+	my $p = basename($d);
+	push @bad, "$d: folder is not a known plane" unless exists $rank{$p} || $p eq 'sql';
+}
+
+for my $m (sort keys %files_of)
+{
+	my $plane = $plane_of{$m};
+	my ($c) = grep { /\.c$/ } @{ $files_of{$m} };
+	my ($h) = grep { /\.h$/ } @{ $files_of{$m} };
+
+	for my $f (@{ $files_of{$m} })
+	{
+		my $text = slurp($f);
+		while ($text =~ /^#include\s+"([^"]+)"/mg)
+		{
+			my $inc = $1;
+			if ($plane eq 'core')
+			{
+				push @bad, "$f: the pure core includes \"$inc\""
+				  unless $inc =~ m{^[a-z_]+\.h$} && ($plane_of{ $inc =~ s/\.h$//r } // '') eq 'core';
+				next;
+			}
+			next if $inc =~ m{/} || $inc eq 'postgres.h' || $inc eq 'fmgr.h'
+			  || $inc eq 'funcapi.h' || $inc eq 'miscadmin.h' || $inc eq 'pgstat.h';
+			my $to = $inc =~ s/\.h$//r;
+			if (!exists $plane_of{$to})
+			{
+				push @bad, "$f: includes \"$inc\", which is no module of src/";
+				next;
+			}
+			next if $to eq $m;
+			my $tp = $plane_of{$to};
+			push @bad, "$f ($plane) includes $inc ($tp): a plane includes only its own or lower planes"
+			  if $rank{$tp} > $rank{$plane} || ($rank{$tp} == $rank{$plane} && $tp ne $plane);
+			$edges{$m}{$to} = 1;
+		}
+	}
+
+	next unless $h && $plane ne 'core';
+	my $htext = slurp($h);
+	my $ctext = $c ? slurp($c) : '';
+	push @bad, "$c: does not include its own header " . basename($h)
+	  if $c && $ctext !~ /^#include\s+"\Q$m\E\.h"/m;
+	# Function declarations: "extern <type> name(" possibly over lines.
+	while ($htext =~ /^extern\s[^;]*?\b([a-z_][a-z0-9_]*)\s*\(/mg)
+	{
+		my $fn = $1;
+		push @bad, "$h declares $fn(), which " . ($c ? basename($c) : "no $m.c") . " does not define"
+		  unless $ctext =~ /^\Q$fn\E\(/m;
+	}
+}
+
+# Cycles: depth-first search with colours.
+my %colour;
+my @stack;
+sub visit
+{
+	my ($m) = @_;
+	$colour{$m} = 1;
+	push @stack, $m;
+	for my $to (sort keys %{ $edges{$m} })
+	{
+		if (($colour{$to} // 0) == 1)
+		{
+			my @cyc = @stack[(grep { $stack[$_] eq $to } 0 .. $#stack)[0] .. $#stack];
+			push @bad, "include cycle: " . join(' -> ', @cyc, $to);
+		}
+		visit($to) unless $colour{$to};
+	}
+	pop @stack;
+	$colour{$m} = 2;
+}
+visit($_) for grep { !$colour{$_} } sort keys %files_of;
+
+if (@bad)
+{
+	print STDERR "$_\n" for @bad;
+	printf STDERR "check_shape: %d violation(s)\n", scalar @bad;
+	exit 1;
+}
+my $nedges = 0;
+$nedges += keys %{ $edges{$_} } for keys %edges;
+printf "check_shape: %d modules in %d planes, %d include edges, no cycle\n",
+  scalar(keys %files_of), scalar(grep { my $p = $_; grep { $plane_of{$_} eq $p } keys %plane_of } keys %rank),
+  $nedges;
+exit 0;

@@ -1,0 +1,525 @@
+/*-------------------------------------------------------------------------
+ *
+ * history.c
+ *	  Finding the history relation of a table or source, writing updates
+ *	  into it, and running internal SQL as the histories' owner.
+ *
+ * A history is a relation mzcoord.history_u<N> owned by the extension
+ * owner, readable and writable by nobody else (install.c creates it).
+ * Updates are written straight into the heap and its indexes with
+ * table_multi_insert, as COPY does: no executor, no plan, no permission
+ * check on the history (the caller checked the user's right to write the
+ * relation itself).
+ *
+ * IDENTIFICATION
+ *	  src/storage/history.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
+#include "commands/event_trigger.h"
+#include "commands/extension.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_func.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "history.h"
+#include "ids.h"
+#include "mzcoord.h"
+
+/* A history write buffers at most this many rows or bytes before flushing. */
+#define MZC_WRITE_BATCH_ROWS 1000
+#define MZC_WRITE_BATCH_BYTES (256 * 1024)
+
+/* ----------------------------------------------------------------
+ * Running SQL as the extension owner
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Switch to the owner of the histories (the extension owner) for internal
+ * statements on mzcoord's relations, as a restricted operation.
+ *
+ * The statements run with the owner's rights, so nothing in them may be
+ * resolved through the caller's search_path (or the database's or role's
+ * default for it): a function or operator the caller put in a schema
+ * searched before pg_catalog would run as the owner, often a superuser.  As
+ * PostgreSQL does for a SECURITY DEFINER function with a SET clause
+ * (fmgr_security_definer), search_path is pinned to pg_catalog, pg_temp in a
+ * GUC nest level of its own for the whole section; pg_temp last, so that
+ * not even a temporary function can shadow a built-in.
+ *
+ * Returns the GUC nest level, which the caller hands to
+ * mzcoord_restore_user on success.  Errors restore both the user and the
+ * setting through (sub)transaction abort, which unwinds every GUC nest level
+ * above the (sub)transaction's own.
+ */
+int
+mzcoord_become_owner(Oid owner, Oid *save_user, int *save_sec)
+{
+	int			nest;
+
+	GetUserIdAndSecContext(save_user, save_sec);
+	SetUserIdAndSecContext(owner, *save_sec | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	nest = NewGUCNestLevel();
+	(void) set_config_option("search_path", MZC_SAFE_SEARCH_PATH,
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	return nest;
+}
+
+void
+mzcoord_restore_user(Oid save_user, int save_sec, int nest)
+{
+	AtEOXact_GUC(true, nest);
+	SetUserIdAndSecContext(save_user, save_sec);
+}
+
+/* ----------------------------------------------------------------
+ * Finding the history of a relation
+ * ----------------------------------------------------------------
+ */
+
+typedef struct MzcHistoryCacheEntry
+{
+	Oid			relid;			/* hash key */
+	MzcHistory *hist;			/* NULL or invalid: look it up again */
+} MzcHistoryCacheEntry;
+
+static HTAB *history_cache = NULL;
+static MemoryContext history_cxt = NULL;
+
+/* Relcache invalidation of a relation or its history drops the entry. */
+static void
+history_cache_inval(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS status;
+	MzcHistoryCacheEntry *e;
+
+	if (history_cache == NULL)
+		return;
+	hash_seq_init(&status, history_cache);
+	while ((e = hash_seq_search(&status)) != NULL)
+		if (e->hist != NULL &&
+			(!OidIsValid(relid) || e->relid == relid || e->hist->histid == relid))
+			e->hist->valid = false;
+}
+
+static void
+history_cache_init(void)
+{
+	HASHCTL		ctl;
+
+	if (history_cache != NULL)
+		return;
+	history_cxt = AllocSetContextCreate(CacheMemoryContext,
+										"mzcoord history cache",
+										ALLOCSET_SMALL_SIZES);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(MzcHistoryCacheEntry);
+	ctl.hcxt = history_cxt;
+	history_cache = hash_create("mzcoord history cache", 64, &ctl,
+								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	CacheRegisterRelcacheCallback(history_cache_inval, (Datum) 0);
+}
+
+/* Attribute number of column "name" in rel's descriptor, 0 if none. */
+AttrNumber
+mzcoord_desc_attnum(TupleDesc desc, const char *name)
+{
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
+			return att->attnum;
+	}
+	return 0;
+}
+
+/* The storage row of relid: global id, kind and history; false if none. */
+bool
+mzcoord_storage_row(Oid relid, int64 *gid, MzcKind *kind, Oid *histid)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	SPIPlanPtr	plan;
+	bool		found = false;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = SPI_prepare("SELECT s.global_id, s.kind, s.history::oid"
+					   "  FROM mzcoord.storage s"
+					   " WHERE s.relation OPERATOR(pg_catalog.=) $1",
+					   1, argtypes);
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up the history of relation %u", relid);
+	if (SPI_processed > 0)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+
+		if (!mzcoord_parse_gid(SPI_getvalue(tup, desc, 1), gid) ||
+			!mzcoord_kind_parse(SPI_getvalue(tup, desc, 2), kind))
+			elog(ERROR, "invalid row in mzcoord.storage for relation %u", relid);
+		*histid = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
+		found = true;
+	}
+	SPI_finish();
+	return found;
+}
+
+/*
+ * Read mzcoord.storage for relid (latest committed state plus this
+ * transaction's own changes, whatever the isolation level) and build the
+ * mapping of its attributes.  Returns NULL if relid has no history.
+ */
+static MzcHistory *
+history_build(Oid relid)
+{
+	MzcHistory *h = NULL;
+	int64		gid = 0;
+	MzcKind		kind = MZC_KIND_TABLE;
+	Oid			histid = InvalidOid;
+
+	if (!mzcoord_storage_row(relid, &gid, &kind, &histid))
+		return NULL;
+
+	{
+		Relation	rel = relation_open(relid, AccessShareLock);
+		Relation	hrel = try_relation_open(histid, AccessShareLock);
+		TupleDesc	desc = RelationGetDescr(rel);
+		MemoryContext old;
+
+		if (hrel == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("history of relation \"%s\" is missing",
+							RelationGetRelationName(rel))));
+
+		old = MemoryContextSwitchTo(history_cxt);
+		h = palloc0(sizeof(MzcHistory));
+		h->relid = relid;
+		h->gid = gid;
+		h->kind = kind;
+		h->histid = histid;
+		h->owner = hrel->rd_rel->relowner;
+		h->natts = desc->natts;
+		h->hist_attno = palloc0(sizeof(AttrNumber) * Max(desc->natts, 1));
+		h->hist_natts = RelationGetDescr(hrel)->natts;
+		MemoryContextSwitchTo(old);
+
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+			char		name[NAMEDATALEN];
+
+			if (att->attisdropped)
+				continue;
+			snprintf(name, sizeof(name), "c%d", att->attnum);
+			h->hist_attno[i] = mzcoord_desc_attnum(RelationGetDescr(hrel), name);
+			if (h->hist_attno[i] == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("history of relation \"%s\" has no column for column \"%s\"",
+								RelationGetRelationName(rel), NameStr(att->attname))));
+		}
+		h->ts_attno = mzcoord_desc_attnum(RelationGetDescr(hrel), MZC_HISTORY_TS);
+		h->diff_attno = mzcoord_desc_attnum(RelationGetDescr(hrel), MZC_HISTORY_DIFF);
+		if (h->ts_attno == 0 || h->diff_attno == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("history \"%s\" has no columns ts and diff",
+							RelationGetRelationName(hrel))));
+		relation_close(hrel, AccessShareLock);
+		relation_close(rel, AccessShareLock);
+	}
+	h->valid = true;
+	return h;
+}
+
+/* A copy of h in the current memory context. */
+MzcHistory *
+mzcoord_history_copy(const MzcHistory *h)
+{
+	MzcHistory *c = palloc(sizeof(MzcHistory));
+
+	*c = *h;
+	c->hist_attno = palloc(sizeof(AttrNumber) * Max(h->natts, 1));
+	memcpy(c->hist_attno, h->hist_attno, sizeof(AttrNumber) * Max(h->natts, 1));
+	return c;
+}
+
+/*
+ * The history of relid, as a copy in the current memory context (it stays
+ * valid whatever invalidations arrive later).  NULL if relid has none and
+ * missing_ok; otherwise 42809.
+ */
+MzcHistory *
+mzcoord_history_lookup(Oid relid, bool missing_ok)
+{
+	MzcHistoryCacheEntry *e;
+	bool		found;
+
+	history_cache_init();
+	e = hash_search(history_cache, &relid, HASH_ENTER, &found);
+	if (!found)
+		e->hist = NULL;
+	if (e->hist == NULL || !e->hist->valid)
+	{
+		MzcHistory *h;
+
+		if (e->hist != NULL)
+		{
+			pfree(e->hist->hist_attno);
+			pfree(e->hist);
+			e->hist = NULL;
+		}
+		h = history_build(relid);
+		/* The lookup may have accepted invalidations: find the entry again. */
+		e = hash_search(history_cache, &relid, HASH_ENTER, &found);
+		if (found && e->hist != NULL && e->hist != h)
+		{
+			pfree(e->hist->hist_attno);
+			pfree(e->hist);
+		}
+		e->hist = h;
+	}
+	if (e->hist == NULL)
+	{
+		(void) hash_search(history_cache, &relid, HASH_REMOVE, NULL);
+		if (missing_ok)
+			return NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("relation \"%s\" is not an mzcoord table or source",
+						get_rel_name(relid) ? get_rel_name(relid) : "?"),
+				 errhint("Register a table with mzcoord.create_table(), or create a source with mzcoord.create_source().")));
+	}
+	return mzcoord_history_copy(e->hist);
+}
+
+/*
+ * A comma-separated list with one entry per live attribute of reldesc, in
+ * attribute order: the history column ("c<attnum>") or the quoted column
+ * name, each after prefix.
+ */
+static char *
+column_list(TupleDesc reldesc, const char *prefix, bool history)
+{
+	StringInfoData buf;
+	bool		first = true;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < reldesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(reldesc, i);
+
+		if (att->attisdropped)
+			continue;
+		appendStringInfo(&buf, "%s%s", first ? "" : ", ", prefix);
+		if (history)
+			appendStringInfo(&buf, "c%d", att->attnum);
+		else
+			appendStringInfoString(&buf, quote_identifier(NameStr(att->attname)));
+		first = false;
+	}
+	return buf.data;
+}
+
+/* "c1, c2, ...": the history columns that hold reldesc's live attributes. */
+char *
+mzcoord_history_column_list(TupleDesc reldesc, const char *prefix)
+{
+	return column_list(reldesc, prefix, true);
+}
+
+/* "a, b, ...": reldesc's live attributes, quoted. */
+char *
+mzcoord_relation_column_list(TupleDesc reldesc, const char *prefix)
+{
+	return column_list(reldesc, prefix, false);
+}
+
+/* ----------------------------------------------------------------
+ * Writing updates
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Start writing updates into h's history.  bulk: many rows are expected
+ * (use a bulk-insert buffer strategy).  The caller holds a lock on the
+ * relation that excludes concurrent DDL.  The history is opened with
+ * RowExclusiveLock, which does not conflict with the
+ * ShareUpdateExclusiveLock of compaction: writers never wait for it.
+ */
+void
+mzcoord_history_writer_begin(MzcHistoryWriter *w, const MzcHistory *h, bool bulk)
+{
+	memset(w, 0, sizeof(*w));
+	w->hist = h;
+	w->rel = table_open(h->histid, RowExclusiveLock);
+	w->estate = CreateExecutorState();
+	w->rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(w->rri, w->rel, 1, NULL, 0);
+	ExecOpenIndices(w->rri, false);
+	w->maxslots = bulk ? MZC_WRITE_BATCH_ROWS : 16;
+	w->slots = palloc0(sizeof(TupleTableSlot *) * w->maxslots);
+	w->bistate = bulk ? GetBulkInsertState() : NULL;
+	w->cid = GetCurrentCommandId(true);
+}
+
+static void
+history_writer_flush(MzcHistoryWriter *w)
+{
+	if (w->nslots == 0)
+		return;
+	table_multi_insert(w->rel, w->slots, w->nslots, w->cid, 0, w->bistate);
+	for (int i = 0; i < w->nslots; i++)
+	{
+		if (w->rri->ri_NumIndices > 0)
+		{
+			List	   *recheck;
+
+			recheck = ExecInsertIndexTuples(w->rri, w->slots[i], w->estate,
+											false, false, NULL, NIL);
+			list_free(recheck);
+		}
+		ResetPerTupleExprContext(w->estate);
+		ExecClearTuple(w->slots[i]);
+	}
+	w->written += w->nslots;
+	w->nslots = 0;
+	w->batch_bytes = 0;
+}
+
+/*
+ * Add one update: the row (a slot of the relation's descriptor) with its
+ * time and diff.
+ */
+void
+mzcoord_history_writer_add(MzcHistoryWriter *w, TupleTableSlot *row,
+						   int64 ts, int64 diff)
+{
+	const MzcHistory *h = w->hist;
+	TupleTableSlot *slot;
+	Datum	   *values;
+	bool	   *isnull;
+
+	if (row->tts_tupleDescriptor->natts != h->natts)
+		elog(ERROR, "row of %d columns for the history of a relation of %d",
+			 row->tts_tupleDescriptor->natts, h->natts);
+	if (w->slots[w->nslots] == NULL)
+		w->slots[w->nslots] = table_slot_create(w->rel, NULL);
+	slot = w->slots[w->nslots];
+	ExecClearTuple(slot);
+	values = slot->tts_values;
+	isnull = slot->tts_isnull;
+	for (int i = 0; i < h->hist_natts; i++)
+	{
+		values[i] = (Datum) 0;
+		isnull[i] = true;
+	}
+	slot_getallattrs(row);
+	for (int i = 0; i < h->natts; i++)
+	{
+		AttrNumber	a = h->hist_attno[i];
+
+		if (a == 0)
+			continue;
+		values[a - 1] = row->tts_values[i];
+		isnull[a - 1] = row->tts_isnull[i];
+		if (!isnull[a - 1] && TupleDescAttr(row->tts_tupleDescriptor, i)->attlen == -1)
+			w->batch_bytes += VARSIZE_ANY(DatumGetPointer(values[a - 1]));
+	}
+	values[h->ts_attno - 1] = Int64GetDatum(ts);
+	isnull[h->ts_attno - 1] = false;
+	values[h->diff_attno - 1] = Int64GetDatum(diff);
+	isnull[h->diff_attno - 1] = false;
+	ExecStoreVirtualTuple(slot);
+	/* The row's slot is reused by the caller: own the values. */
+	ExecMaterializeSlot(slot);
+	w->batch_bytes += 64;
+
+	if (++w->nslots >= w->maxslots || w->batch_bytes >= MZC_WRITE_BATCH_BYTES)
+		history_writer_flush(w);
+}
+
+void
+mzcoord_history_writer_end(MzcHistoryWriter *w)
+{
+	history_writer_flush(w);
+	for (int i = 0; i < w->maxslots; i++)
+		if (w->slots[i] != NULL)
+			ExecDropSingleTupleTableSlot(w->slots[i]);
+	if (w->bistate)
+		FreeBulkInsertState(w->bistate);
+	ExecCloseIndices(w->rri);
+	FreeExecutorState(w->estate);
+	table_close(w->rel, NoLock);
+}
+
+/* Refuse relations that take part in inheritance or partitioning. */
+void
+mzcoord_check_no_inheritance(Oid relid)
+{
+	if (has_superclass(relid) || has_subclass(relid) ||
+		get_rel_relispartition(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("mzcoord tables cannot take part in inheritance or partitioning"),
+				 errdetail("Relation \"%s\" has an inheritance parent or child.",
+						   get_rel_name(relid)),
+				 errhint("Statements on a parent or child change rows that the history of the other would not record.")));
+}
+
+/* Run one internal statement; anything but the expected result is a bug. */
+void
+mzcoord_spi_exec(const char *sql, int expected)
+{
+	int			ret = SPI_execute(sql, false, 0);
+
+	if (ret != expected)
+		elog(ERROR, "mzcoord: could not run \"%s\": %s", sql,
+			 SPI_result_code_string(ret));
+}

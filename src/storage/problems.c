@@ -1,0 +1,376 @@
+/*-------------------------------------------------------------------------
+ *
+ * problems.c
+ *	  The storage consistency checks: mzcoord._storage_problems().
+ *
+ * IDENTIFICATION
+ *	  src/storage/problems.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
+#include "commands/event_trigger.h"
+#include "commands/extension.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_func.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "columns.h"
+#include "controller.h"
+#include "history.h"
+#include "ids.h"
+#include "oracle.h"
+#include "read.h"
+#include "rowimage.h"
+
+PG_FUNCTION_INFO_V1(mzcoord_storage_problems);
+
+/* ----------------------------------------------------------------
+ * Consistency: mzcoord._storage_problems()
+ * ----------------------------------------------------------------
+ */
+
+/* Relations above this many rows are not compared with their history. */
+#define MZC_CHECK_MAX_ROWS 1000000
+
+typedef struct ProblemSink
+{
+	Tuplestorestate *store;
+	TupleDesc	desc;
+} ProblemSink;
+
+static void
+problem(ProblemSink *sink, const char *check, const char *object,
+		const char *detail)
+{
+	Datum		values[3];
+	bool		nulls[3] = {false, false, detail == NULL};
+
+	values[0] = CStringGetTextDatum(check);
+	values[1] = CStringGetTextDatum(object);
+	values[2] = detail ? CStringGetTextDatum(detail) : (Datum) 0;
+	tuplestore_putvalues(sink->store, sink->desc, values, nulls);
+}
+
+typedef struct StorageCheckRow
+{
+	char	   *gid;
+	Oid			relid;
+	MzcKind		kind;
+	Oid			histid;
+	int64		compacted;
+} StorageCheckRow;
+
+/* Compare a relation's contents with its history's (see below). */
+static void
+check_contents(ProblemSink *sink, StorageCheckRow *r, Relation rel,
+			   MzcHistory *h)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	MzcReconcile st;
+	int64		negative;
+	int64		upto = PG_INT64_MAX;
+	int64		missing = 0;
+	int64		extra = 0;
+
+	/* A source's relation shows the contents before its upper. */
+	if (r->kind == MZC_KIND_SOURCE)
+	{
+		Oid			argtypes[1] = {TEXTOID};
+		Datum		values[1] = {CStringGetTextDatum(r->gid)};
+		SPIPlanPtr	plan;
+		bool		isnull = true;
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		plan = SPI_prepare("SELECT upper FROM mzcoord.collections"
+						   " WHERE global_id OPERATOR(pg_catalog.=) $1", 1, argtypes);
+		if (plan != NULL &&
+			SPI_execute_snapshot(plan, values, NULL, snapshot, InvalidSnapshot,
+								 true, false, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1)
+		{
+			Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 1, &isnull);
+
+			if (!isnull)
+				upto = DatumGetInt64(d) - 1;
+		}
+		SPI_finish();
+	}
+
+	mzcoord_reconcile_begin(&st, rel, desc, snapshot);
+	mzcoord_history_contents(h, desc, snapshot, upto, mzcoord_reconcile_subtract, &st,
+							 &negative);
+	UnregisterSnapshot(snapshot);
+
+	for (MzcRowEntry *e = st.set->first; e != NULL; e = e->link)
+	{
+		if (e->count > 0)
+			missing += e->count;
+		else
+			extra -= e->count;
+	}
+	if (negative > 0)
+		problem(sink, "history with negative counts", r->gid,
+				psprintf("%lld retractions of %s have no matching row",
+						 (long long) negative, get_rel_name(r->histid)));
+	if (missing > 0 || extra > 0)
+		problem(sink, "relation differs from its history", r->gid,
+				psprintf("%s has %lld rows its history does not have and lacks %lld rows it has",
+						 RelationGetRelationName(rel), (long long) missing,
+						 (long long) extra));
+	mzcoord_rowset_destroy(st.set);
+}
+
+/*
+ * Count the history rows (of hrel) whose time compares with bound as cmp
+ * says (an operator of pg_catalog), leaving out the caller's own
+ * uncommitted ones; run as the history's owner.  fresh: with a snapshot
+ * taken now, else with the statement's.
+ */
+static int64
+count_history(Relation hrel, const char *cmp, int64 bound, bool fresh)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(bound)};
+	Oid			save_user;
+	int			save_sec;
+	int			save_nest;
+	int64		n;
+	bool		isnull;
+
+	save_nest = mzcoord_become_owner(hrel->rd_rel->relowner, &save_user, &save_sec);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FROM mzcoord.%s"
+									   " WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.%s) $1"
+									   "   AND NOT mzcoord._row_is_own(xmin)",
+									   quote_identifier(RelationGetRelationName(hrel)), cmp),
+							  1, argtypes, values, NULL, !fresh, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not count the history of %s",
+			 RelationGetRelationName(hrel));
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	mzcoord_restore_user(save_user, save_sec, save_nest);
+	return n;
+}
+
+/*
+ * No committed update of a table is beyond the table timeline: every update
+ * visible to the check's snapshot was sealed before that snapshot was taken,
+ * so it is at or below the latest commit timestamp read afterwards (hence
+ * the statement's snapshot, not a fresh one).
+ */
+static void
+check_above_upper(ProblemSink *sink, StorageCheckRow *r, Relation hrel)
+{
+	mzc_ts		latest = mzcoord_oracle_latest();
+	int64		above = count_history(hrel, ">", latest, false);
+
+	if (above > 0)
+		problem(sink, "history above the upper", r->gid,
+				psprintf("%lld rows of %s are above the latest table timestamp " INT64_FORMAT,
+						 (long long) above, RelationGetRelationName(hrel),
+						 (int64) latest));
+}
+
+/*
+ * SQL: mzcoord._storage_problems(OUT check_name text, OUT object text,
+ *		OUT detail text) RETURNS SETOF record
+ *
+ * One row per violated invariant of the data plane: every table and source
+ * collection has its history, capture triggers (tables) or guard (sources)
+ * enabled, and history columns matching its relation; no history row is
+ * below the compacted frontier, which is not beyond the since; the
+ * relation's contents are the history's (a table's at its latest time, a
+ * source's before its upper).
+ */
+Datum
+mzcoord_storage_problems(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ProblemSink sink;
+	StorageCheckRow *rows = NULL;
+	int			nrows = 0;
+	Oid			capture_fn;
+	Oid			guard_fn;
+	MemoryContext caller = CurrentMemoryContext;
+
+	InitMaterializedSRF(fcinfo, 0);
+	sink.store = rsinfo->setResult;
+	sink.desc = rsinfo->setDesc;
+	capture_fn = LookupFuncName(list_make2(makeString("mzcoord"), makeString("_capture")),
+								0, NULL, false);
+	guard_fn = LookupFuncName(list_make2(makeString("mzcoord"), makeString("_source_guard")),
+							  0, NULL, false);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_exec("SELECT c.global_id FROM mzcoord.collections c"
+			 "  JOIN mzcoord.items i ON i.id OPERATOR(pg_catalog.=) c.item_id"
+			 " WHERE i.kind IN ('table', 'source')"
+			 "   AND NOT EXISTS (SELECT 1 FROM mzcoord.storage s"
+			 "                    WHERE s.global_id OPERATOR(pg_catalog.=) c.global_id)"
+			 " ORDER BY 1", SPI_OK_SELECT);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		problem(&sink, "collection without history",
+				SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1), NULL);
+	mzcoord_spi_exec("SELECT s.global_id FROM mzcoord.storage s"
+			 " WHERE NOT EXISTS (SELECT 1 FROM mzcoord.collections c"
+			 "                    WHERE c.global_id OPERATOR(pg_catalog.=) s.global_id)"
+			 " ORDER BY 1", SPI_OK_SELECT);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		problem(&sink, "history without collection",
+				SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1), NULL);
+	mzcoord_spi_exec("SELECT global_id, relation::pg_catalog.oid, kind,"
+			 "       history::pg_catalog.oid, compacted"
+			 "  FROM mzcoord.storage ORDER BY pg_catalog.substr(global_id, 2)::pg_catalog.int8",
+			 SPI_OK_SELECT);
+	if (SPI_processed > 0)
+		rows = MemoryContextAlloc(caller, sizeof(StorageCheckRow) * SPI_processed);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		StorageCheckRow *r = &rows[nrows++];
+		bool		isnull;
+		MemoryContext old = MemoryContextSwitchTo(caller);
+
+		r->gid = SPI_getvalue(tup, desc, 1);
+		MemoryContextSwitchTo(old);
+		r->relid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
+		if (!mzcoord_kind_parse(SPI_getvalue(tup, desc, 3), &r->kind))
+			r->kind = MZC_KIND_TABLE;
+		r->histid = DatumGetObjectId(SPI_getbinval(tup, desc, 4, &isnull));
+		r->compacted = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
+	}
+	SPI_finish();
+
+	for (int i = 0; i < nrows; i++)
+	{
+		StorageCheckRow *r = &rows[i];
+		Relation	rel;
+		Relation	hrel;
+		bool		rewrites;
+		char	   *unsafe;
+		char	   *changes;
+		int64		gid;
+		MzcCollectionInfo info;
+		int			want;
+		int			enabled = 0;
+		Oid			fn;
+
+		rel = try_relation_open(r->relid, AccessShareLock);
+		hrel = try_relation_open(r->histid, AccessShareLock);
+		if (rel == NULL || hrel == NULL)
+		{
+			problem(&sink, rel == NULL ? "history of a missing relation" : "collection without history",
+					r->gid, NULL);
+			if (rel)
+				relation_close(rel, AccessShareLock);
+			if (hrel)
+				relation_close(hrel, AccessShareLock);
+			continue;
+		}
+
+		/* Its triggers, enabled. */
+		want = r->kind == MZC_KIND_TABLE ? 4 : 1;
+		fn = r->kind == MZC_KIND_TABLE ? capture_fn : guard_fn;
+		if (rel->trigdesc != NULL)
+			for (int t = 0; t < rel->trigdesc->numtriggers; t++)
+			{
+				Trigger    *trig = &rel->trigdesc->triggers[t];
+
+				if (trig->tgfoid == fn && trig->tgenabled != TRIGGER_DISABLED)
+					enabled++;
+			}
+		if (enabled != want)
+			problem(&sink, r->kind == MZC_KIND_TABLE ? "capture triggers missing or disabled" :
+					"source guard missing or disabled", r->gid,
+					psprintf("%s has %d of its %d triggers enabled",
+							 RelationGetRelationName(rel), enabled, want));
+
+		changes = mzcoord_column_changes(rel, hrel, &rewrites, &unsafe);
+		if (changes[0] != '\0')
+		{
+			problem(&sink, "history columns differ from the relation", r->gid,
+					psprintf("%s would need: %s", RelationGetRelationName(hrel), changes));
+			relation_close(hrel, AccessShareLock);
+			relation_close(rel, AccessShareLock);
+			continue;
+		}
+
+		/*
+		 * Nothing below the compacted frontier, which is not beyond the
+		 * since.  The frontier was read with a fresh snapshot, so the rows
+		 * are counted with a still fresher one: a compaction committed
+		 * between the two would otherwise leave rows "below" it.
+		 */
+		{
+			int64		below = count_history(hrel, "<", r->compacted, true);
+
+			if (below > 0)
+				problem(&sink, "history below its compacted frontier", r->gid,
+						psprintf("%lld rows of %s are below " INT64_FORMAT,
+								 (long long) below, RelationGetRelationName(hrel),
+								 r->compacted));
+		}
+		if (r->kind == MZC_KIND_TABLE)
+			check_above_upper(&sink, r, hrel);
+		if (mzcoord_parse_gid(r->gid, &gid) && mzcoord_ctl_lookup_gid(gid, &info) &&
+			!info.since.empty && r->compacted > info.since.ts)
+			problem(&sink, "compaction ahead of the since", r->gid,
+					psprintf("compacted to " INT64_FORMAT ", since " INT64_FORMAT,
+							 r->compacted, (int64) info.since.ts));
+
+		if (rel->rd_rel->reltuples <= MZC_CHECK_MAX_ROWS &&
+			hrel->rd_rel->reltuples <= MZC_CHECK_MAX_ROWS)
+		{
+			MzcHistory *h = mzcoord_history_lookup(r->relid, true);
+
+			if (h != NULL)
+				check_contents(&sink, r, rel, h);
+		}
+		relation_close(hrel, AccessShareLock);
+		relation_close(rel, AccessShareLock);
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,34 @@
+/*-------------------------------------------------------------------------
+ *
+ * read.h
+ *	  Reading histories: contents as of a time, and read_at.
+ *
+ * IDENTIFICATION
+ *	  src/storage/read.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MZCOORD_READ_H
+#define MZCOORD_READ_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "executor/tuptable.h"
+#include "utils/snapshot.h"
+
+#include "history.h"
+
+typedef void (*MzcHistoryRowCallback) (void *arg, TupleTableSlot *row,
+									   int64 count);
+extern Oid	mzcoord_history_index(const MzcHistory *h, const char *suffix);
+extern void mzcoord_history_to_row(const MzcHistory *h, TupleTableSlot *hslot,
+								   TupleTableSlot *row, int64 *ts, int64 *diff);
+extern void mzcoord_history_contents(const MzcHistory *h, TupleDesc reldesc,
+									 Snapshot snapshot, int64 upto,
+									 MzcHistoryRowCallback emit, void *arg,
+									 int64 *negative);
+extern Oid	mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno,
+									 const char *func);
+
+#endif							/* MZCOORD_READ_H */
