@@ -97,9 +97,8 @@ SELECT try(format('SELECT mzcoord.determine_timestamp(%L)', q))
     ('{"isolation": "strict serializable", "when": {"kind": "immediately"}, "inputs": [], "session_oracle_read_ts": 3}')
   ) AS t(q);
 
--- jsonb itself turns 1e3 into 1000 before the function sees it, so through
--- SQL an exponent that denotes an integer is accepted (the JSON entry point
--- refuses exponents in raw text); 1.0 stays a fraction.
+-- jsonb itself turns 1e3 into 1000 before the function sees it, so an
+-- exponent that denotes an integer is accepted; 1.0 stays a fraction.
 SELECT mzcoord.determine_timestamp('{"isolation": "serializable", "when": {"kind": "as_of", "ts": 1e1}, "inputs": []}')->'timestamp' AS ts;
 SELECT try($$SELECT mzcoord.determine_timestamp('{"isolation": "serializable", "when": {"kind": "as_of", "ts": 1.0}, "inputs": []}')$$);
 

@@ -10,7 +10,6 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "status.h"
 
@@ -20,7 +19,6 @@ mzc_error_clear(mzc_error *err)
 	if (err == NULL)
 		return;
 	err->status = MZC_OK;
-	err->path[0] = '\0';
 	err->message[0] = '\0';
 }
 
@@ -32,28 +30,8 @@ mzc_fail(mzc_error *err, mzc_status status, const char *fmt,...)
 	if (err == NULL)
 		return status;
 	err->status = status;
-	err->path[0] = '\0';
 	va_start(ap, fmt);
 	vsnprintf(err->message, sizeof(err->message), fmt, ap);
-	va_end(ap);
-	return status;
-}
-
-mzc_status
-mzc_fail_at(mzc_error *err, mzc_status status, const char *path,
-			const char *fmt,...)
-{
-	va_list		ap;
-	size_t		used;
-
-	if (err == NULL)
-		return status;
-	err->status = status;
-	snprintf(err->path, sizeof(err->path), "%s", path);
-	snprintf(err->message, sizeof(err->message), "%s: ", err->path);
-	used = strlen(err->message);
-	va_start(ap, fmt);
-	vsnprintf(err->message + used, sizeof(err->message) - used, fmt, ap);
 	va_end(ap);
 	return status;
 }

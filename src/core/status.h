@@ -4,11 +4,9 @@
  *	  Errors as values for mzcoord's pure core.
  *
  * Every fallible core function returns an mzc_status and, when the caller
- * passes a non-NULL mzc_error, fills it with the same status, the JSON path
- * of the offending value (when the error is about a request) and a
- * human-readable message.  The message already contains the path, in the
- * form "<path>: <problem>", so callers can print it as is; the path is kept
- * separately for callers that want it on its own.
+ * passes a non-NULL mzc_error, fills it with the same status and a
+ * human-readable message.  The core takes structs, not text: naming the
+ * offending value of a request (e.g. a JSON path) is the caller's business.
  *
  * Failing functions never change any state: every operation validates its
  * input and checks the capacity of caller-provided memory before it mutates
@@ -41,13 +39,11 @@ typedef enum mzc_status
 } mzc_status;
 
 #define MZC_ERRMSG_LEN 512
-#define MZC_ERRPATH_LEN 256
 
 typedef struct mzc_error
 {
 	mzc_status	status;
-	char		path[MZC_ERRPATH_LEN];	/* "" when not about a request value */
-	char		message[MZC_ERRMSG_LEN];	/* "<path>: <problem>" or "<problem>" */
+	char		message[MZC_ERRMSG_LEN];
 } mzc_error;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -65,11 +61,6 @@ extern void mzc_error_clear(mzc_error *err);
  */
 extern mzc_status mzc_fail(mzc_error *err, mzc_status status,
 						   const char *fmt,...) MZC_PRINTF(3, 4);
-
-/* The same with a JSON path, which is also prefixed to the message. */
-extern mzc_status mzc_fail_at(mzc_error *err, mzc_status status,
-							  const char *path,
-							  const char *fmt,...) MZC_PRINTF(4, 5);
 
 /* A short, stable name for a status ("ok", "invalid", ...). */
 extern const char *mzc_status_name(mzc_status status);
