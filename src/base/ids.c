@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "ids.h"
+#include "implications.h"
 
 /* Indexed by MzcKind; the spelling mzcoord.items.kind stores. */
 static const char *const kind_names[] = {
@@ -35,26 +36,15 @@ mzcoord_kind_parse(const char *name, MzcKind *kind)
 	return false;
 }
 
-/*
- * Parses "u<N>" with N a positive decimal without leading zeros, so that
- * every collection has exactly one spelling.
- */
+/* Global ids are parsed by the core, the one place that knows their form. */
 bool
 mzcoord_parse_gid(const char *text, int64 *gid)
 {
-	int64		v = 0;
+	int64_t		v;
 
-	if (text[0] != 'u' || text[1] < '1' || text[1] > '9')
+	if (!mzc_gid_parse(text, &v))
 		return false;
-	for (const char *p = text + 1; *p; p++)
-	{
-		if (*p < '0' || *p > '9')
-			return false;
-		if (v > (PG_INT64_MAX - (*p - '0')) / 10)
-			return false;
-		v = v * 10 + (*p - '0');
-	}
-	*gid = v;
+	*gid = (int64) v;
 	return true;
 }
 

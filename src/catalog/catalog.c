@@ -1323,17 +1323,16 @@ mzc_collect_rangevars(Node *node, List **names)
 }
 
 /*
- * SQL: mzcoord._query_relation_names(query text) RETURNS text[], STRICT
- *
- * The schema-qualified relation names in a query, from the raw parse tree
- * alone (no catalog access): the implications use them to order the
- * materialized views of one batch, whose relations do not exist yet.
+ * The schema-qualified relation names in a query (quoted like
+ * quote_qualified_identifier), from the raw parse tree alone (no catalog
+ * access): the implications use them to order the materialized views of
+ * one batch, whose relations do not exist yet.  Unqualified names cannot be
+ * the relation of an item of the batch and are left out.
  */
-Datum
-mzcoord_sql_query_relation_names(PG_FUNCTION_ARGS)
+List *
+mzcoord_query_relation_names(const char *sql)
 {
-	List	   *raw = raw_parser(text_to_cstring(PG_GETARG_TEXT_PP(0)),
-								 RAW_PARSE_DEFAULT);
+	List	   *raw = raw_parser(sql, RAW_PARSE_DEFAULT);
 	List	   *names = NIL;
 	Node	   *stmt;
 
@@ -1353,7 +1352,16 @@ mzcoord_sql_query_relation_names(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a materialized view is defined by a SELECT query")));
 	(void) mzc_collect_rangevars(stmt, &names);
-	PG_RETURN_ARRAYTYPE_P(mzc_text_array(names));
+	return names;
+}
+
+/* SQL: mzcoord._query_relation_names(query text) RETURNS text[], STRICT */
+Datum
+mzcoord_sql_query_relation_names(PG_FUNCTION_ARGS)
+{
+	char	   *sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
+
+	PG_RETURN_ARRAYTYPE_P(mzc_text_array(mzcoord_query_relation_names(sql)));
 }
 
 /*

@@ -17,7 +17,8 @@
  * triggers, and fires exactly one AFTER STATEMENT trigger per BEFORE one.
  * Each AFTER trigger adds its transition rows to the pending batch; the one
  * that brings the count back to zero applies the whole batch, by calling
- * mzcoord._apply_implications(old_rows, new_rows).
+ * mzcoord._apply_implications(old_rows, new_rows) (apply.c)
+ * through fmgr, so that it runs as its SECURITY DEFINER owner.
  *
  * The pending batch is detached before it is applied, so the statements the
  * implications run themselves (filling in an item's relation) form batches
@@ -312,7 +313,7 @@ mzcoord_items_trigger(PG_FUNCTION_ARGS)
 	applying_depth++;
 	PG_TRY();
 	{
-		/* A void PL/pgSQL function returns NULL; nothing to look at. */
+		/* A void function may return NULL; nothing to look at. */
 		(void) FunctionCallInvoke(call);
 	}
 	PG_FINALLY();
@@ -346,6 +347,11 @@ mzcoord_applying_implications(PG_FUNCTION_ARGS)
 Datum
 mzcoord_in_copy(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(ActivePortal != NULL &&
-				   ActivePortal->commandTag == CMDTAG_COPY);
+	PG_RETURN_BOOL(mzcoord_catalog_in_copy());
+}
+
+bool
+mzcoord_catalog_in_copy(void)
+{
+	return ActivePortal != NULL && ActivePortal->commandTag == CMDTAG_COPY;
 }

@@ -1,8 +1,11 @@
 -- Part 20 (continued): the catalog plane's functions.
 --
 --   * internal C helpers (validation and query analysis, src/catalog/catalog.c);
---   * the catalog implications: PL/pgSQL run by the statement triggers on
---     mzcoord.items (batching in src/catalog/trigger.c), applied in order;
+--   * the catalog implications: the statement triggers on mzcoord.items
+--     (batching in src/catalog/trigger.c) call _apply_implications
+--     (src/catalog/apply.c), which folds and orders the change in
+--     the core (src/core/implications.c) and runs the PL/pgSQL leaves
+--     below, one per step, which issue the DDL;
 --   * the internal catalog writers the DDL functions call;
 --   * the DDL functions (src/catalog/ddl.c);
 --   * the triggers and event triggers;
@@ -15,6 +18,11 @@
 -- ---------------------------------------------------------------------------
 -- Internal C helpers
 -- ---------------------------------------------------------------------------
+
+-- The number of a global id (u123 is 123): ids order as numbers.
+CREATE FUNCTION mzcoord._gid_num(global_id text)
+RETURNS bigint LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'mzcoord_sql_gid_num';
 
 CREATE FUNCTION mzcoord._retain_history_ms(retain_history interval)
 RETURNS bigint LANGUAGE C IMMUTABLE STRICT
@@ -68,6 +76,7 @@ RETURNS void LANGUAGE C STABLE STRICT
 AS 'MODULE_PATHNAME', 'mzcoord_sql_check_new_relation';
 
 REVOKE ALL ON FUNCTION
+    mzcoord._gid_num(text),
     mzcoord._retain_history_ms(interval),
     mzcoord._refresh_canonical(text[]),
     mzcoord._refresh_first(text[], bigint),
@@ -539,7 +548,7 @@ BEGIN
                              replace(d.kind, '_', ' '), d.schema_name, d.name,
                              replace(p_item.kind, '_', ' '),
                              p_item.schema_name, p_item.name),
-                      E'\n' ORDER BY substr(d.id, 2)::bigint)
+                      E'\n' ORDER BY mzcoord._gid_num(d.id))
       INTO v_dependents
       FROM mzcoord.item_inputs ii
       JOIN mzcoord.items d ON d.id = ii.item_id
@@ -584,212 +593,15 @@ $$;
 -- The catalog implications of one statement (reference I1, I2, I5, I6)
 -- ---------------------------------------------------------------------------
 
+-- Consolidates the change, folds it per item into Added, Dropped and
+-- Altered, validates, orders the steps (src/core/implications.c) and runs
+-- the leaves above, in src/catalog/apply.c.
 CREATE FUNCTION mzcoord._apply_implications(p_old mzcoord.items[],
                                             p_new mzcoord.items[])
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE C
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    v_change  record;
-    v_added   mzcoord.items[] := '{}';
-    v_dropped mzcoord.items[] := '{}';
-    v_prev    mzcoord.items[] := '{}';
-    v_next    mzcoord.items[] := '{}';
-    v_created mzcoord.items[] := '{}';
-    v_pending mzcoord.items[];
-    v_ready   mzcoord.items[];
-    v_names   text[];
-    v_item    mzcoord.items;
-    v_filled  mzcoord.items;
-    v_batch   bigint;
-BEGIN
-    -- I1: consolidate (an identical retraction and addition cancel out);
-    -- I2: fold the rest per item into Added, Dropped or Altered.
-    FOR v_change IN
-        WITH updates AS (
-            SELECT o AS r, -1 AS diff FROM unnest(p_old) AS o
-            UNION ALL
-            SELECT n AS r, 1 AS diff FROM unnest(p_new) AS n
-        ), consolidated AS (
-            SELECT r, sum(diff) AS diff FROM updates
-             GROUP BY r HAVING sum(diff) <> 0
-        )
-        SELECT (r).id AS id,
-               coalesce(sum(-diff) FILTER (WHERE diff < 0), 0) AS retractions,
-               coalesce(sum(diff) FILTER (WHERE diff > 0), 0) AS additions,
-               (array_agg(r) FILTER (WHERE diff < 0))[1] AS old_row,
-               (array_agg(r) FILTER (WHERE diff > 0))[1] AS new_row
-          FROM consolidated
-         GROUP BY (r).id
-         ORDER BY substr((r).id, 2)::bigint
-    LOOP
-        IF v_change.additions > 1 THEN
-            RAISE EXCEPTION 'cannot add an already added item: %', v_change.id
-                USING ERRCODE = 'object_not_in_prerequisite_state',
-                      DETAIL = 'One catalog change adds the item more than once.';
-        ELSIF v_change.retractions > 1 THEN
-            RAISE EXCEPTION 'cannot drop an already dropped item: %', v_change.id
-                USING ERRCODE = 'object_not_in_prerequisite_state',
-                      DETAIL = 'One catalog change drops the item more than once.';
-        ELSIF v_change.additions = 1 AND v_change.retractions = 1 THEN
-            -- Filling in the relation of a new item is not a change.
-            v_filled := v_change.old_row;
-            v_filled.relation := (v_change.new_row).relation;
-            IF (v_change.old_row).relation IS NULL
-               AND v_filled IS NOT DISTINCT FROM v_change.new_row THEN
-                CONTINUE;
-            END IF;
-            v_prev := v_prev || v_change.old_row;
-            v_next := v_next || v_change.new_row;
-        ELSIF v_change.additions = 1 THEN
-            v_added := v_added || v_change.new_row;
-        ELSE
-            v_dropped := v_dropped || v_change.old_row;
-        END IF;
-    END LOOP;
-
-    IF cardinality(v_added) + cardinality(v_dropped) + cardinality(v_prev) = 0 THEN
-        RETURN;
-    END IF;
-
-    -- A restore from a dump loads mzcoord.items with COPY, in complete rows
-    -- (every relation filled in).  Their collections, inputs and histories
-    -- come from the dump too: nothing to imply.  mzcoord.restore_after_dump()
-    -- re-establishes what a dump cannot carry; until then,
-    -- mzcoord.check_consistency() reports it.
-    IF mzcoord._in_copy()
-       AND cardinality(v_added) > 0
-       AND NOT EXISTS (SELECT 1 FROM unnest(v_added) a WHERE a.relation IS NULL) THEN
-        IF cardinality(v_dropped) + cardinality(v_prev) > 0 THEN
-            RAISE EXCEPTION 'cannot restore catalog items and change others in one statement'
-                USING ERRCODE = 'object_not_in_prerequisite_state';
-        END IF;
-        RETURN;
-    END IF;
-    v_batch := nextval('mzcoord.implication_batch_seq');
-
-    -- Validate before applying anything.
-    FOREACH v_item IN ARRAY v_added LOOP
-        PERFORM mzcoord._retain_history_ms(v_item.retain_history);
-        IF v_item.kind <> 'table' AND v_item.relation IS NOT NULL THEN
-            RAISE EXCEPTION 'the relation of new % %.% is created by mzcoord',
-                replace(v_item.kind, '_', ' '), quote_ident(v_item.schema_name),
-                quote_ident(v_item.name)
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Leave the column "relation" NULL.';
-        END IF;
-        IF v_item.refresh IS NOT NULL THEN
-            PERFORM mzcoord._refresh_canonical(v_item.refresh);
-        END IF;
-    END LOOP;
-    FOR i IN 1 .. cardinality(v_prev) LOOP
-        PERFORM mzcoord._check_alteration(v_prev[i], v_next[i]);
-    END LOOP;
-
-    -- 1. Sources, then tables (I5).
-    FOR v_item IN
-        SELECT * FROM unnest(v_added) a
-         WHERE a.kind = 'source' ORDER BY substr(a.id, 2)::bigint
-    LOOP
-        PERFORM mzcoord._create_source(v_batch, v_item);
-        v_created := v_created || v_item;
-    END LOOP;
-    FOR v_item IN
-        SELECT * FROM unnest(v_added) a
-         WHERE a.kind = 'table' ORDER BY substr(a.id, 2)::bigint
-    LOOP
-        PERFORM mzcoord._create_table(v_batch, v_item);
-        v_created := v_created || v_item;
-    END LOOP;
-
-    -- 2. Materialized views, each after the ones of this batch it reads
-    --    (their relations do not exist yet, so the raw query names decide).
-    v_pending := ARRAY(SELECT a FROM unnest(v_added) a
-                        WHERE a.kind = 'materialized_view'
-                        ORDER BY substr(a.id, 2)::bigint);
-    WHILE cardinality(v_pending) > 0 LOOP
-        v_names := ARRAY(SELECT format('%I.%I', p.schema_name, p.name)
-                           FROM unnest(v_pending) p);
-        v_ready := ARRAY(SELECT p FROM unnest(v_pending) p
-                          WHERE NOT mzcoord._query_relation_names(p.definition)
-                                    && v_names);
-        IF cardinality(v_ready) = 0 THEN
-            RAISE EXCEPTION 'materialized views % cannot be created: they read each other or themselves',
-                array_to_string(v_names, ', ')
-                USING ERRCODE = 'invalid_object_definition';
-        END IF;
-        FOREACH v_item IN ARRAY v_ready LOOP
-            PERFORM mzcoord._create_materialized_view(v_batch, v_item);
-            v_created := v_created || v_item;
-        END LOOP;
-        v_pending := ARRAY(SELECT p FROM unnest(v_pending) p
-                            WHERE p.id <> ALL (ARRAY(SELECT r.id FROM unnest(v_ready) r)));
-    END LOOP;
-
-    -- 3. Indexes, 4. sinks.
-    FOR v_item IN
-        SELECT * FROM unnest(v_added) a
-         WHERE a.kind = 'index' ORDER BY substr(a.id, 2)::bigint
-    LOOP
-        PERFORM mzcoord._create_index(v_batch, v_item);
-        v_created := v_created || v_item;
-    END LOOP;
-    FOR v_item IN
-        SELECT * FROM unnest(v_added) a
-         WHERE a.kind = 'sink' ORDER BY substr(a.id, 2)::bigint
-    LOOP
-        PERFORM mzcoord._create_sink(v_batch, v_item);
-        v_created := v_created || v_item;
-    END LOOP;
-
-    -- 5. Read policies of everything created, only now (I5).
-    FOREACH v_item IN ARRAY v_created LOOP
-        PERFORM mzcoord._init_policy(v_batch, v_item);
-    END LOOP;
-
-    -- 6. Alterations: retain history (I4), names and owners.
-    FOR i IN 1 .. cardinality(v_prev) LOOP
-        PERFORM mzcoord._alter_item(v_batch, v_prev[i], v_next[i]);
-    END LOOP;
-
-    -- 7. Drops, last (create before drop), each item before what it reads:
-    --    sinks, indexes, materialized views (readers first), tables, sources.
-    FOR v_item IN
-        SELECT * FROM unnest(v_dropped) d
-         WHERE d.kind IN ('sink', 'index')
-         ORDER BY d.kind = 'index', substr(d.id, 2)::bigint DESC
-    LOOP
-        PERFORM mzcoord._drop_item(v_batch, v_item);
-    END LOOP;
-    v_pending := ARRAY(SELECT d FROM unnest(v_dropped) d
-                        WHERE d.kind = 'materialized_view'
-                        ORDER BY substr(d.id, 2)::bigint DESC);
-    WHILE cardinality(v_pending) > 0 LOOP
-        v_ready := ARRAY(SELECT p FROM unnest(v_pending) p
-                          WHERE NOT EXISTS (
-                                SELECT 1 FROM mzcoord.item_inputs ii
-                                 WHERE ii.input_item_id = p.id
-                                   AND ii.item_id <> p.id
-                                   AND ii.item_id = ANY (ARRAY(SELECT q.id FROM unnest(v_pending) q))));
-        IF cardinality(v_ready) = 0 THEN
-            v_ready := v_pending;   -- not a DAG: _drop_item reports the dependents
-        END IF;
-        FOREACH v_item IN ARRAY v_ready LOOP
-            PERFORM mzcoord._drop_item(v_batch, v_item);
-        END LOOP;
-        v_pending := ARRAY(SELECT p FROM unnest(v_pending) p
-                            WHERE p.id <> ALL (ARRAY(SELECT r.id FROM unnest(v_ready) r)));
-    END LOOP;
-    FOR v_item IN
-        SELECT * FROM unnest(v_dropped) d
-         WHERE d.kind IN ('table', 'source')
-         ORDER BY d.kind = 'source', substr(d.id, 2)::bigint DESC
-    LOOP
-        PERFORM mzcoord._drop_item(v_batch, v_item);
-    END LOOP;
-END
-$$;
+AS 'MODULE_PATHNAME', 'mzcoord_apply_implications';
 
 REVOKE ALL ON FUNCTION
     mzcoord._create_relation(mzcoord.items, text),
@@ -1095,7 +907,7 @@ BEGIN
                         WHERE (t.classid = o.classid AND t.objid = o.objid)
                            OR (t.classid = 'pg_namespace'::regclass
                                AND t.objid = o.namespace))
-         ORDER BY substr(i.id, 2)::bigint
+         ORDER BY mzcoord._gid_num(i.id)
     LOOP
         PERFORM mzcoord._check_definition(v_item);
     END LOOP;
@@ -1105,7 +917,7 @@ BEGIN
     SELECT i.* INTO v_item
       FROM mzcoord.items i JOIN pg_class c ON c.oid = i.relation
      WHERE c.relpersistence <> 'p'
-     ORDER BY substr(i.id, 2)::bigint LIMIT 1;
+     ORDER BY mzcoord._gid_num(i.id) LIMIT 1;
     IF FOUND THEN
         RAISE EXCEPTION 'cannot make % %.% unlogged',
             replace(v_item.kind, '_', ' '), quote_ident(v_item.schema_name),

@@ -106,13 +106,13 @@ BEGIN
     histories := 0;
     triggers := 0;
     FOR v IN SELECT global_id FROM mzcoord.storage
-              ORDER BY substr(global_id, 2)::bigint
+              ORDER BY mzcoord._gid_num(global_id)
     LOOP
         triggers := triggers + mzcoord._storage_reattach(v.global_id);
         histories := histories + 1;
     END LOOP;
 
-    SELECT max(substr(x.id, 2)::bigint) INTO v_max
+    SELECT max(mzcoord._gid_num(x.id)) INTO v_max
       FROM (SELECT id FROM mzcoord.items
             UNION ALL SELECT global_id FROM mzcoord.collections) x;
     IF v_max IS NOT NULL
@@ -133,7 +133,7 @@ BEGIN
     -- The dependencies of materialized views and sinks on what they read.
     FOR v IN SELECT * FROM mzcoord.items
               WHERE kind IN ('materialized_view', 'sink')
-              ORDER BY substr(id, 2)::bigint
+              ORDER BY mzcoord._gid_num(id)
     LOOP
         IF v.kind = 'materialized_view' THEN
             SELECT a.relations, a.functions, a.operators INTO v_info
