@@ -26,9 +26,12 @@
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
+#include "frontier.h"
+#include "json.h"
 #include "jsonapi.h"
 #include "mzcoord.h"
 #include "policy.h"
+#include "status.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_lag_frontier);
 PG_FUNCTION_INFO_V1(mzcoord_largest_not_in_advance_of_upper);

@@ -59,8 +59,9 @@
 
 #include "controller.h"
 #include "mzcoord.h"
-#include "storage.h"
 #include "oracle.h"
+#include "readhold.h"
+#include "storage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_capture);
 PG_FUNCTION_INFO_V1(mzcoord_row_is_own);

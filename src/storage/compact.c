@@ -76,6 +76,7 @@
 #include "utils/timestamp.h"
 
 #include "controller.h"
+#include "ids.h"
 #include "mzcoord.h"
 #include "storage.h"
 

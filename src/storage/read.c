@@ -52,8 +52,10 @@
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 
+#include "acquire.h"
 #include "controller.h"
 #include "mzcoord.h"
+#include "selection.h"
 #include "storage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_read_at);

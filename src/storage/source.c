@@ -50,9 +50,11 @@
 #include "utils/snapmgr.h"
 
 #include "controller.h"
+#include "ids.h"
 #include "mzcoord.h"
-#include "storage.h"
 #include "oracle.h"
+#include "stage.h"
+#include "storage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_append);
 PG_FUNCTION_INFO_V1(mzcoord_advance_upper);

@@ -71,9 +71,10 @@
 #include "utils/syscache.h"
 
 #include "controller.h"
+#include "ids.h"
 #include "mzcoord.h"
-#include "storage.h"
 #include "oracle.h"
+#include "storage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_storage_install);
 PG_FUNCTION_INFO_V1(mzcoord_storage_on_ddl);

@@ -35,7 +35,8 @@
 #include "nodes/execnodes.h"
 #include "utils/relcache.h"
 
-#include "controller.h"
+#include "frontier.h"
+#include "ids.h"
 
 /* Names of the bookkeeping columns of a history relation. */
 #define MZC_HISTORY_TS "ts"

@@ -62,6 +62,7 @@
 #include "controller.h"
 #include "mzcoord.h"
 #include "storage.h"
+#include "tick.h"
 
 /* Seconds before the postmaster restarts a launcher that failed. */
 #define MZC_LAUNCHER_RESTART_SECS 5
