@@ -60,6 +60,7 @@ mzc_collection *mzcoord_ctl_slots;
 MzcSlotInfo *mzcoord_ctl_info;
 MzcHoldEntry *mzcoord_ctl_holds;
 HTAB	   *mzcoord_ctl_role_hash;
+int32	   *mzcoord_ctl_tick_slots;
 
 static mzc_count_node *ctl_nodes;
 static HTAB *gid_hash;
@@ -119,6 +120,7 @@ mzcoord_controller_shmem_size(void)
 	size = add_size(size, MAXALIGN(mul_size(capacity, sizeof(MzcSlotInfo))));
 	size = add_size(size, MAXALIGN(mul_size(nnodes, sizeof(mzc_count_node))));
 	size = add_size(size, MAXALIGN(mul_size(mzcoord_max_holds, sizeof(MzcHoldEntry))));
+	size = add_size(size, MAXALIGN(mul_size(capacity, sizeof(int32))));
 	size = add_size(size, hash_estimate_size(capacity, sizeof(MzcGidEntry)));
 	size = add_size(size, hash_estimate_size(capacity, sizeof(MzcRelEntry)));
 	size = add_size(size, hash_estimate_size(mzcoord_max_holds, sizeof(MzcRoleEntry)));
@@ -149,6 +151,8 @@ mzcoord_ctl_clear(void)
 	mzcoord_ctl->nholds_free = mzcoord_ctl->max_holds;
 	mzcoord_ctl->reserved_slots = 0;
 	mzcoord_ctl->reserved_nodes = 0;
+	mzcoord_ctl->recheck_head = -1;
+	mzcoord_ctl->ntick_slots = 0;
 
 	hash_seq_init(&hs, gid_hash);
 	while ((ge = hash_seq_search(&hs)) != NULL)
@@ -183,6 +187,8 @@ mzcoord_controller_shmem_init(LWLock *lock, bool found_unused)
 	ctl_nodes = (mzc_count_node *) p;
 	p += MAXALIGN(sizeof(mzc_count_node) * ctl_nodes_for(capacity, mzcoord_max_holds));
 	mzcoord_ctl_holds = (MzcHoldEntry *) p;
+	p += MAXALIGN(sizeof(MzcHoldEntry) * mzcoord_max_holds);
+	mzcoord_ctl_tick_slots = (int32 *) p;
 
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(int64);
@@ -487,6 +493,77 @@ void
 mzcoord_ctl_unmap_gid(int32 slot)
 {
 	(void) hash_search(gid_hash, &mzcoord_ctl_info[slot].gid, HASH_REMOVE, NULL);
+}
+
+/* ----------------------------------------------------------------
+ * What the tick visits (caller holds the lock exclusively)
+ * ----------------------------------------------------------------
+ */
+
+/* Put slot on the recheck list (once). */
+void
+mzcoord_ctl_mark_recheck(int32 slot)
+{
+	MzcSlotInfo *info = &mzcoord_ctl_info[slot];
+
+	if (info->recheck)
+		return;
+	info->recheck = true;
+	info->recheck_next = mzcoord_ctl->recheck_head;
+	mzcoord_ctl->recheck_head = slot;
+}
+
+/*
+ * Empty the recheck list into out[] (room for capacity slots); returns the
+ * number.  Slots marked from now on go on a new list, for the next tick.
+ */
+int
+mzcoord_ctl_take_rechecks(int32 *out)
+{
+	int			n = 0;
+	int32		s = mzcoord_ctl->recheck_head;
+
+	while (s >= 0)
+	{
+		MzcSlotInfo *info = &mzcoord_ctl_info[s];
+
+		out[n++] = s;
+		s = info->recheck_next;
+		info->recheck = false;
+		info->recheck_next = -1;
+	}
+	mzcoord_ctl->recheck_head = -1;
+	return n;
+}
+
+/*
+ * Have every tick visit slot if it is a table or depends on others (called
+ * once at its creation).
+ */
+void
+mzcoord_ctl_track_slot(int32 slot)
+{
+	mzcoord_ctl_info[slot].tick_pos = -1;
+	if (mzcoord_ctl_info[slot].kind != MZC_KIND_TABLE &&
+		mzcoord_ctl_slots[slot].ndeps == 0)
+		return;
+	mzcoord_ctl_info[slot].tick_pos = mzcoord_ctl->ntick_slots;
+	mzcoord_ctl_tick_slots[mzcoord_ctl->ntick_slots++] = slot;
+}
+
+/* Stop visiting slot (it is gone); the last entry takes its place. */
+void
+mzcoord_ctl_untrack_slot(int32 slot)
+{
+	int32		pos = mzcoord_ctl_info[slot].tick_pos;
+	int32		last;
+
+	if (pos < 0)
+		return;
+	last = mzcoord_ctl_tick_slots[--mzcoord_ctl->ntick_slots];
+	mzcoord_ctl_tick_slots[pos] = last;
+	mzcoord_ctl_info[last].tick_pos = pos;
+	mzcoord_ctl_info[slot].tick_pos = -1;
 }
 
 /* ----------------------------------------------------------------

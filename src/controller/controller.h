@@ -80,7 +80,9 @@ typedef struct MzcSlotInfo
 	mzc_frontier durable_since;
 	mzc_frontier durable_upper;
 	mzc_frontier durable_hold;	/* one count at the committed since ({}: none) */
-	bool		recheck;		/* recompute the durable since next tick */
+	bool		recheck;		/* on the recheck list: look at it next tick */
+	int32		recheck_next;	/* next slot on the recheck list, or -1 */
+	int32		tick_pos;		/* index in mzcoord_ctl_tick_slots, or -1 */
 	TimestampTz created_at;
 	TimestampTz persisted_at;	/* when durable_* were last written */
 } MzcSlotInfo;
@@ -151,6 +153,16 @@ typedef struct MzcController
 	mzc_ts		table_upper;	/* timeline upper at the last tick */
 
 	/*
+	 * What the tick visits (tick.c), so that its work follows what changed
+	 * rather than the number of slots: the recheck list (slots whose
+	 * durable since must be looked at again, linked through
+	 * MzcSlotInfo.recheck_next) and the slots every tick must look at,
+	 * tables and collections with dependencies (mzcoord_ctl_tick_slots).
+	 */
+	int32		recheck_head;
+	int32		ntick_slots;
+
+	/*
 	 * Catalog changes published so far (publish.c); a rebuild reads it
 	 * before and after its catalog read to notice a publication between.
 	 */
@@ -190,6 +202,7 @@ extern mzc_collection *mzcoord_ctl_slots;	/* [capacity], the core's slots */
 extern MzcSlotInfo *mzcoord_ctl_info;	/* [capacity] */
 extern MzcHoldEntry *mzcoord_ctl_holds;	/* [max_holds] */
 extern HTAB *mzcoord_ctl_role_hash;	/* Oid -> MzcRoleEntry */
+extern int32 *mzcoord_ctl_tick_slots;	/* [capacity], ntick_slots used */
 
 /* Shared memory */
 extern Size mzcoord_controller_shmem_size(void);
@@ -211,6 +224,12 @@ extern void mzcoord_ctl_unmap_gid(int32 slot);
 extern void mzcoord_ctl_map_rel(int32 slot);
 extern void mzcoord_ctl_unmap_rel(int32 slot);
 extern mzc_frontier mzcoord_ctl_slot_upper(int32 slot, mzc_ts table_upper);
+
+/* What the tick visits; caller holds the lock exclusively. */
+extern void mzcoord_ctl_mark_recheck(int32 slot);
+extern int	mzcoord_ctl_take_rechecks(int32 *out);
+extern void mzcoord_ctl_track_slot(int32 slot);
+extern void mzcoord_ctl_untrack_slot(int32 slot);
 extern Datum mzcoord_frontier_datum(mzc_frontier f, bool *isnull);
 
 /* The data plane's view; each takes the lock shared. */

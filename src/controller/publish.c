@@ -394,7 +394,7 @@ mzcoord_ctl_durable_hold_advance_locked(int32 slot, mzc_frontier since)
 	if (mzc_coll_downgrade(&mzcoord_ctl->colls, slot, hold.ts, since, NULL, &err) == MZC_OK)
 		mzcoord_ctl_info[slot].durable_hold = since;
 	else
-		mzcoord_ctl_info[slot].recheck = true;
+		mzcoord_ctl_mark_recheck(slot);
 }
 
 /*
@@ -429,8 +429,10 @@ mzcoord_ctl_create_locked(int64 gid, const char *item_id, Oid relid,
 	strlcpy(mzcoord_ctl_info[slot].item_id, item_id, MZC_ITEM_ID_LEN);
 	mzcoord_ctl_info[slot].retain_ms = MZC_DEFAULT_RETAIN_MS;
 	mzcoord_ctl_info[slot].created_at = GetCurrentTimestamp();
-	mzcoord_ctl_info[slot].recheck = true;
 	mzcoord_ctl_info[slot].durable_hold = mzc_frontier_empty();
+	mzcoord_ctl_info[slot].recheck_next = -1;
+	mzcoord_ctl_mark_recheck(slot);
+	mzcoord_ctl_track_slot(slot);
 	if (!durable_hold_init_locked(slot, err))
 		return false;
 	if (!mzcoord_ctl_map_gid(slot))

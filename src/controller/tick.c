@@ -36,6 +36,7 @@
 #include "bootstrap.h"
 #include "collections.h"
 #include "controller.h"
+#include "counted.h"
 #include "frontier.h"
 #include "ids.h"
 #include "mzcoord.h"
@@ -163,15 +164,17 @@ persist_rows(MzcPersistRow *rows, int n)
 /*
  * Tables share the timeline: advance those whose implied capability would
  * move with the table upper.  Returns whether any collection depends on
- * another.  Caller holds the lock exclusively.
+ * another.  Visits only the tracked slots (tables and collections with
+ * dependencies); caller holds the lock exclusively.
  */
 static bool
 advance_tables_locked(mzc_ts table_upper)
 {
 	bool		any_deps = false;
 
-	for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+	for (int32 i = 0; i < mzcoord_ctl->ntick_slots; i++)
 	{
+		int32		s = mzcoord_ctl_tick_slots[i];
 		mzc_collection *c = &mzcoord_ctl_slots[s];
 
 		if (c->state == MZC_COLL_FREE)
@@ -193,28 +196,42 @@ advance_tables_locked(mzc_ts table_upper)
 }
 
 /*
- * Where dependents hold each collection (min_dep_hold[slot]); the inputs
- * of a changed collection are rechecked.  Caller holds the lock
- * exclusively.
+ * Where dependents hold each collection (min_dep_hold[slot], which the
+ * caller set to {} for every slot), from the tracked slots; caller holds
+ * the lock.
  */
 static void
 dependent_holds_locked(mzc_frontier *min_dep_hold)
 {
-	for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
-		min_dep_hold[s] = mzc_frontier_empty();
-	for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+	for (int32 i = 0; i < mzcoord_ctl->ntick_slots; i++)
+	{
+		mzc_collection *c = &mzcoord_ctl_slots[mzcoord_ctl_tick_slots[i]];
+
+		if (c->state == MZC_COLL_FREE || c->state == MZC_COLL_GONE)
+			continue;
+		for (int d = 0; d < c->ndeps; d++)
+			min_dep_hold[c->deps[d]] = mzc_frontier_meet(min_dep_hold[c->deps[d]],
+														 c->dep_hold);
+	}
+}
+
+/*
+ * The inputs of a changed collection are looked at again: where it holds
+ * them may have moved.  Walks the core's dirty list; caller holds the lock
+ * exclusively.
+ */
+static void
+recheck_inputs_of_changed_locked(void)
+{
+	for (int32 s = mzc_colls_dirty_first(&mzcoord_ctl->colls); s != MZC_NIL;
+		 s = mzc_colls_dirty_next(&mzcoord_ctl->colls, s))
 	{
 		mzc_collection *c = &mzcoord_ctl_slots[s];
 
 		if (c->state == MZC_COLL_FREE || c->state == MZC_COLL_GONE)
 			continue;
 		for (int d = 0; d < c->ndeps; d++)
-		{
-			min_dep_hold[c->deps[d]] = mzc_frontier_meet(min_dep_hold[c->deps[d]],
-														 c->dep_hold);
-			if (c->dirty)
-				mzcoord_ctl_info[c->deps[d]].recheck = true;
-		}
+			mzcoord_ctl_mark_recheck(c->deps[d]);
 	}
 }
 
@@ -249,55 +266,93 @@ needs_persist_locked(int32 s, mzc_frontier since, mzc_frontier upper,
 		!TimestampDifferenceExceeds(info->persisted_at, now,
 									mzcoord_since_persist_interval))
 	{
-		info->recheck = true;	/* look again next tick */
+		mzcoord_ctl_mark_recheck(s);	/* look again next tick */
 		return false;
 	}
 	return true;
 }
 
 /*
- * Collect the rows to persist: the slots on the core's dirty list, those
- * marked for a recheck, or every slot on a resync.  Forgets the maps of
- * slots that are gone.  Returns the number of rows; caller holds the lock
- * exclusively.
+ * Look at one slot the tick visits: forget the maps of a slot that is gone,
+ * or add a row for an active one whose durable frontiers must be written.
+ * Returns the number of rows added (0 or 1).
  */
 static int
-collect_changed_locked(MzcPersistRow *rows, mzc_ts table_upper,
-					   const mzc_frontier *min_dep_hold, bool resync,
-					   TimestampTz now)
+collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
+					const mzc_frontier *min_dep_hold, TimestampTz now)
+{
+	mzc_collection *c = &mzcoord_ctl_slots[s];
+	mzc_frontier since;
+	mzc_frontier upper;
+
+	if (c->state == MZC_COLL_GONE)
+	{
+		mzcoord_ctl_unmap_gid(s);
+		mzcoord_ctl_unmap_rel(s);
+		mzcoord_ctl_untrack_slot(s);
+		return 0;
+	}
+	if (c->state != MZC_COLL_ACTIVE)
+		return 0;				/* free, or dropped: its catalog row is gone */
+	since = durable_since(s, min_dep_hold);
+	upper = mzcoord_ctl_slot_upper(s, table_upper);
+	if (!needs_persist_locked(s, since, upper, now))
+		return 0;
+	row->slot = s;
+	row->gid = mzcoord_ctl_info[s].gid;
+	row->since = since;
+	row->upper = upper;
+	return 1;
+}
+
+static int
+cmp_row_slot(const void *a, const void *b)
+{
+	int32		x = ((const MzcPersistRow *) a)->slot;
+	int32		y = ((const MzcPersistRow *) b)->slot;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/*
+ * Collect the rows to persist: the slots on the core's dirty list and on
+ * the recheck list, or every slot on a resync.  rechecks has room for
+ * capacity slots.  Returns the number of rows, in slot order; caller holds
+ * the lock exclusively.
+ */
+static int
+collect_changed_locked(MzcPersistRow *rows, int32 *rechecks,
+					   mzc_ts table_upper, const mzc_frontier *min_dep_hold,
+					   bool resync, TimestampTz now)
 {
 	int			nrows = 0;
+	int			nrechecks;
 
-	for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+	/* Slots marked while collecting go on a new list, for the next tick. */
+	nrechecks = mzcoord_ctl_take_rechecks(rechecks);
+	if (resync)
 	{
-		mzc_collection *c = &mzcoord_ctl_slots[s];
-		MzcSlotInfo *info = &mzcoord_ctl_info[s];
-		mzc_frontier since;
-		mzc_frontier upper;
-
-		if (c->state == MZC_COLL_FREE)
-			continue;
-		if (!(c->dirty || info->recheck || resync))
-			continue;
-		info->recheck = false;
-		if (c->state == MZC_COLL_GONE)
-		{
-			mzcoord_ctl_unmap_gid(s);
-			mzcoord_ctl_unmap_rel(s);
-			continue;
-		}
-		if (c->state != MZC_COLL_ACTIVE)
-			continue;			/* dropped: its catalog row is gone */
-		since = durable_since(s, min_dep_hold);
-		upper = mzcoord_ctl_slot_upper(s, table_upper);
-		if (!needs_persist_locked(s, since, upper, now))
-			continue;
-		rows[nrows].slot = s;
-		rows[nrows].gid = info->gid;
-		rows[nrows].since = since;
-		rows[nrows].upper = upper;
-		nrows++;
+		for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+			if (mzcoord_ctl_slots[s].state != MZC_COLL_FREE)
+				nrows += collect_slot_locked(s, &rows[nrows], table_upper,
+											 min_dep_hold, now);
+		return nrows;
 	}
+	for (int32 s = mzc_colls_dirty_first(&mzcoord_ctl->colls); s != MZC_NIL;
+		 s = mzc_colls_dirty_next(&mzcoord_ctl->colls, s))
+		nrows += collect_slot_locked(s, &rows[nrows], table_upper,
+									 min_dep_hold, now);
+	for (int i = 0; i < nrechecks; i++)
+	{
+		/* A dirty slot was looked at above already. */
+		if (mzcoord_ctl_slots[rechecks[i]].dirty)
+			continue;
+		nrows += collect_slot_locked(rechecks[i], &rows[nrows], table_upper,
+									 min_dep_hold, now);
+	}
+
+	/* Write in slot order, as a scan of every slot would. */
+	qsort(rows, nrows, sizeof(MzcPersistRow), cmp_row_slot);
 	return nrows;
 }
 
@@ -314,6 +369,7 @@ mzcoord_controller_tick(void)
 	mzc_ts		table_upper;
 	MzcPersistRow *rows;
 	int			nrows;
+	int32	   *rechecks;
 	mzc_frontier *min_dep_hold;
 	bool		any_deps;
 	MemoryContext cxt = CurrentMemoryContext;
@@ -337,16 +393,26 @@ mzcoord_controller_tick(void)
 	}
 
 	table_upper = mzcoord_oracle_tick();
+
+	/*
+	 * Everything the exclusive section needs is allocated before it; the
+	 * dependents' holds start at {} for every slot (outside the lock).
+	 */
 	rows = MemoryContextAlloc(cxt, sizeof(MzcPersistRow) * mzcoord_ctl->capacity);
-	min_dep_hold = MemoryContextAlloc(cxt, sizeof(mzc_frontier) *
-									  mzcoord_ctl->capacity);
+	rechecks = palloc(sizeof(int32) * mzcoord_ctl->capacity);
+	min_dep_hold = palloc(sizeof(mzc_frontier) * mzcoord_ctl->capacity);
+	for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+		min_dep_hold[s] = mzc_frontier_empty();
 
 	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
 	mzcoord_ctl->table_upper = table_upper;
 	any_deps = advance_tables_locked(table_upper);
 	if (any_deps)
+	{
 		dependent_holds_locked(min_dep_hold);
-	nrows = collect_changed_locked(rows, table_upper,
+		recheck_inputs_of_changed_locked();
+	}
+	nrows = collect_changed_locked(rows, rechecks, table_upper,
 								   any_deps ? min_dep_hold : NULL,
 								   mzcoord_ctl->resync, now);
 	mzc_colls_clear_dirty(&mzcoord_ctl->colls);
@@ -386,7 +452,8 @@ mzcoord_controller_tick_committed(void)
 				continue;
 			if (!pending_rows[i].written)
 			{
-				info->recheck = true;	/* locked by someone: next tick */
+				/* locked by someone: next tick */
+				mzcoord_ctl_mark_recheck(pending_rows[i].slot);
 				continue;
 			}
 			info->persisted = true;
@@ -395,7 +462,7 @@ mzcoord_controller_tick_committed(void)
 			info->persisted_at = GetCurrentTimestamp();
 			if (mzcoord_ctl_slots[pending_rows[i].slot].state == MZC_COLL_ACTIVE)
 				mzcoord_ctl_durable_hold_advance_locked(pending_rows[i].slot,
-											pending_rows[i].since);
+														pending_rows[i].since);
 		}
 		mzcoord_ctl->resync = false;
 		LWLockRelease(mzcoord_ctl->lock);
