@@ -28,7 +28,7 @@ for my $plane (sort keys %rank)
 {
 	for my $f (sort glob("$src/$plane/*.[ch]"))
 	{
-		my ($m) = fileparse($f, '.c', '.h');
+		my ($m) = fileparse($f, qr{\.[ch]});
 		push @bad, "$f: module \"$m\" also exists in $plane_of{$m}"
 		  if exists $plane_of{$m} && $plane_of{$m} ne $plane;
 		$plane_of{$m} = $plane;

@@ -23,8 +23,8 @@
 #include "storage/ipc.h"
 #include "utils/guc.h"
 
-#include "controller.h"
 #include "mzcoord.h"
+#include "stage.h"
 
 PG_MODULE_MAGIC;
 

@@ -81,7 +81,7 @@
 #include "utils/timestamp.h"
 
 #include "catalog.h"
-#include "controller.h"
+#include "ids.h"
 #include "oracle.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_sql_retain_history_ms);

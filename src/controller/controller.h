@@ -1,8 +1,45 @@
 /*-------------------------------------------------------------------------
  *
  * controller.h
- *	  The controller plane: shared-memory frontiers, holds, the oracle, and
- *	  the staging of catalog changes for commit-time publication.
+ *	  The controller's shared state: every collection's slot, its glue-side
+ *	  facts, the transaction hold entries, the lookup tables, the controller
+ *	  lock and readiness; and the data plane's read-only view of it.
+ *
+ * controller.c owns this memory: it sizes and attaches it, empties it, maps
+ * global ids and relations to slots, and answers whether the controller is
+ * ready.  The modules that change it each own one concern: readhold.c (all
+ * read holds), acquire.c and selection.c (the SQL calls that take holds),
+ * publish.c (staged catalog changes, the durable hold), bootstrap.c, tick.c
+ * and introspect.c.
+ *
+ * LOCKING CONTRACT
+ *
+ * There is one controller lock, MzcController.lock (the first lock of the
+ * "mzcoord" tranche).  Unless a field says otherwise below, it protects
+ * everything in MzcController and in the arrays and hash tables that follow
+ * it: readers that only copy values out take it shared, everything that
+ * changes state takes it exclusive.
+ *
+ * Lock-free reads: the readiness fast path (mzcoord_ctl_require_ready_fn)
+ * reads `ready` and `epoch`, and the extension guard
+ * (mzcoord_ctl_served_extension) `ready` and `ext_oid`, without the lock.
+ * All three are written only under the exclusive lock; `ready` and
+ * `ext_oid` are aligned 32-bit words, `epoch` is a pg_atomic_uint64 so that
+ * no platform can tear it.  A stale answer only matters while the
+ * controller is being reset, and then the caller's own locked section finds
+ * no collection and fails.
+ *
+ * Lock order: the controller lock, then the oracle's ceiling lock, then the
+ * oracle lock (oracle.c); never the other way round.  The worker-status
+ * spinlock (shmem.c) is never held together with either.
+ *
+ * No code raises an error while holding the controller lock after it changed
+ * anything: every function validates its arguments, checks capacity (the
+ * core reports it as a value, and operations are all-or-nothing) and
+ * reserves backend-local memory before the critical section; errors found
+ * inside are carried out and raised after LWLockRelease().  The COMMIT and
+ * ABORT paths never raise at all: an unexpected core failure there is logged
+ * and makes the next tick rebuild the controller from the catalog.
  *
  * IDENTIFICATION
  *	  src/controller/controller.h
@@ -14,67 +51,137 @@
 
 #include "postgres.h"
 
-#include "nodes/pg_list.h"
+#include "datatype/timestamp.h"
+#include "port/atomics.h"
+#include "storage/backendid.h"
+#include "storage/condition_variable.h"
 #include "storage/lwlock.h"
+#include "utils/hsearch.h"
 
+#include "collections.h"
 #include "frontier.h"
 #include "ids.h"
-
-/* A staged controller change (stage.c), applied at commit in list order. */
-typedef enum MzcStageOp
-{
-	MZC_STAGE_CREATE,
-	MZC_STAGE_POLICY,
-	MZC_STAGE_DROP,
-	MZC_STAGE_UPPER
-} MzcStageOp;
-
-typedef struct MzcStaged
-{
-	MzcStageOp	op;
-	int			nest_level;		/* (sub)transaction that staged it */
-	int64		gid;
-	/* CREATE */
-	char		item_id[MZC_ITEM_ID_LEN];
-	Oid			relid;
-	MzcKind		kind;
-	mzc_frontier since;
-	mzc_frontier upper;
-	int			ninputs;
-	int64	   *inputs;
-	/* POLICY */
-	int64		retain_ms;
-	/* UPPER (also uses upper above) */
-} MzcStaged;
-
-/* What PRE_COMMIT reserved for the publication at COMMIT. */
-typedef struct MzcReservation
-{
-	uint64		epoch;
-	int32		slots;
-	int32		nodes;
-} MzcReservation;
-
-/* A transaction hold of this backend. */
-typedef struct MzcLocalHold
-{
-	uint64		epoch;			/* controller incarnation it belongs to */
-	int32		slot;
-	int32		entry;			/* its introspection entry */
-	mzc_ts		time;
-} MzcLocalHold;
-
-/* stage.c */
-extern void mzcoord_stage_init(void);
-extern void mzcoord_reserve_local_holds(int n);
-extern void mzcoord_record_local_hold(const MzcLocalHold *hold);
-extern int	mzcoord_local_hold_count(void);
-extern bool mzcoord_local_holds_cover(uint64 epoch, int32 slot, mzc_ts at);
-extern void mzcoord_release_local_holds(void);
+#include "mzcoord.h"
 
 /*
- * A collection as the data plane sees it (controller.c): what a relation is
- * registered as, with its live frontiers.
+ * Glue-side facts about a core slot (mzcoord_ctl_info[slot]).  All fields:
+ * the controller lock.  The durable_* fields and `persisted` are written by
+ * the tick (tick.c) and by a bootstrap; `durable_hold` by publish.c.
+ */
+typedef struct MzcSlotInfo
+{
+	int64		gid;
+	Oid			relid;
+	bool		relid_mapped;	/* rel_hash points at this slot */
+	MzcKind		kind;
+	char		item_id[MZC_ITEM_ID_LEN];
+	int64		retain_ms;
+	bool		persisted;		/* durable_* hold what the catalog has */
+	mzc_frontier durable_since;
+	mzc_frontier durable_upper;
+	mzc_frontier durable_hold;	/* one count at the committed since ({}: none) */
+	bool		recheck;		/* on the recheck list: look at it next tick */
+	int32		recheck_next;	/* next slot on the recheck list, or -1 */
+	int32		tick_pos;		/* index in mzcoord_ctl_tick_slots, or -1 */
+	TimestampTz created_at;
+	TimestampTz persisted_at;	/* when durable_* were last written */
+} MzcSlotInfo;
+
+/*
+ * Introspection record of one transaction hold (mzcoord_ctl_holds[i]),
+ * allocated and freed by readhold.c.  All fields: the controller lock.
+ */
+typedef struct MzcHoldEntry
+{
+	bool		in_use;
+	int32		slot;
+	mzc_ts		time;
+	int			pid;
+	BackendId	backend;
+	Oid			role;			/* charged to this role (holds_by_role) */
+	LocalTransactionId lxid;
+	TimestampTz acquired_at;
+	int32		next_free;
+} MzcHoldEntry;
+
+/*
+ * Transaction holds charged to one role (mzcoord.max_holds_per_role), an
+ * entry of mzcoord_ctl_role_hash, kept by readhold.c.  Controller lock.
+ */
+typedef struct MzcRoleEntry
+{
+	Oid			role;
+	int32		nholds;
+} MzcRoleEntry;
+
+typedef struct MzcController
+{
+	LWLock	   *lock;			/* the controller lock; set once at startup */
+	ConditionVariable ready_cv; /* broadcast when the controller gets ready */
+
+	/* Readiness; `ready`, `ext_oid`, `epoch` are also read lock-free. */
+	bool		ready;			/* bootstrapped for ext_oid */
+	Oid			ext_oid;
+	Oid			database_oid;
+	pg_atomic_uint64 epoch;		/* incremented by every (re)bootstrap */
+
+	/*
+	 * Set by the tick until its rows are durable, cleared by tick_committed
+	 * (tick.c) and by a bootstrap.
+	 */
+	bool		resync;			/* a persist failed: compare every slot */
+
+	/*
+	 * Set by any backend whose COMMIT or ABORT path met a core failure, or
+	 * by _controller_rebootstrap(); cleared by a bootstrap.
+	 */
+	bool		rebootstrap;	/* publication failed: rebuild */
+
+	/* Sizes, fixed at startup. */
+	int32		capacity;
+	int32		nnodes;
+	int32		max_holds;
+
+	/* Capacity reserved at PRE_COMMIT for publication (publish.c). */
+	int32		reserved_slots;
+	int32		reserved_nodes;
+
+	/* The free list of hold entries (readhold.c). */
+	int32		hold_free_head;
+	int32		nholds_free;
+
+	mzc_ts		table_upper;	/* timeline upper at the last tick */
+
+	/*
+	 * What the tick visits (tick.c), so that its work follows what changed
+	 * rather than the number of slots: the recheck list (slots whose
+	 * durable since must be looked at again, linked through
+	 * MzcSlotInfo.recheck_next) and the slots every tick must look at,
+	 * tables and collections with dependencies (mzcoord_ctl_tick_slots).
+	 */
+	int32		recheck_head;
+	int32		ntick_slots;
+
+	/*
+	 * Catalog changes published so far (publish.c); a rebuild reads it
+	 * before and after its catalog read to notice a publication between.
+	 */
+	uint64		publications;
+
+	/* Bootstrap statistics (bootstrap.c). */
+	int64		bootstraps;
+	TimestampTz ready_at;
+	int64		bootstrap_us;	/* duration of the last bootstrap */
+	char		bootstrap_error[MZC_ERROR_LEN];
+
+	/* The pure core's accounting, placed here. */
+	mzc_count_pool pool;
+	mzc_collections colls;
+} MzcController;
+
+/*
+ * A collection as the data plane sees it: what a relation is registered
+ * as, with its live frontiers.
  */
 typedef struct MzcCollectionInfo
 {
@@ -85,31 +192,49 @@ typedef struct MzcCollectionInfo
 	mzc_frontier upper;
 } MzcCollectionInfo;
 
-/* stage.c: stage a source's upper advance, published at commit. */
-extern void mzcoord_stage_upper(int64 gid, mzc_frontier upper);
+/*
+ * Process-local pointers into shared memory, set by
+ * mzcoord_controller_shmem_init; everything they point at is protected by
+ * the controller lock.  NULL (mzcoord_ctl) without shared memory.
+ */
+extern MzcController *mzcoord_ctl;
+extern mzc_collection *mzcoord_ctl_slots;	/* [capacity], the core's slots */
+extern MzcSlotInfo *mzcoord_ctl_info;	/* [capacity] */
+extern MzcHoldEntry *mzcoord_ctl_holds;	/* [max_holds] */
+extern HTAB *mzcoord_ctl_role_hash;	/* Oid -> MzcRoleEntry */
+extern int32 *mzcoord_ctl_tick_slots;	/* [capacity], ntick_slots used */
 
-/* controller.c: the data plane's view */
-extern bool mzcoord_ctl_lookup_rel(Oid relid, MzcCollectionInfo *info);
-extern bool mzcoord_ctl_lookup_gid(int64 gid, MzcCollectionInfo *info);
-extern void mzcoord_ctl_hold_for_read(Oid relid, mzc_ts at);
-extern void mzcoord_ctl_wait_complete(Oid relid, mzc_ts at);
-extern int	mzcoord_ctl_list_collections(MzcCollectionInfo **out);
-
-/* controller.c */
+/* Shared memory */
 extern Size mzcoord_controller_shmem_size(void);
 extern void mzcoord_controller_shmem_init(LWLock *lock, bool found);
-extern void mzcoord_ctl_require_ready_fn(Oid fn_oid);
-extern Oid	mzcoord_ctl_served_extension(void);
-#define mzcoord_ctl_require_ready() mzcoord_ctl_require_ready_fn(InvalidOid)
-extern void mzcoord_ctl_check_inputs(const int64 *gids, int n);
-extern mzc_ts mzcoord_ctl_hold_gids(const int64 *gids, int n);
-extern void mzcoord_ctl_reserve(List *staged, MzcReservation *r);
-extern void mzcoord_ctl_unreserve(const MzcReservation *r);
-extern void mzcoord_ctl_publish(List *staged, const MzcReservation *r,
-								const MzcLocalHold *holds, int nholds);
-extern void mzcoord_ctl_release_holds(const MzcLocalHold *holds, int nholds);
-extern void mzcoord_controller_tick(void);
-extern void mzcoord_controller_tick_committed(void);
+extern void mzcoord_ctl_clear(void);
 extern void mzcoord_controller_reset(void);
+
+/* Readiness */
+extern void mzcoord_ctl_require_ready_fn(Oid fn_oid);
+#define mzcoord_ctl_require_ready() mzcoord_ctl_require_ready_fn(InvalidOid)
+extern Oid	mzcoord_ctl_served_extension(void);
+extern bool mzcoord_ctl_extension_created_here(Oid ext);
+
+/* Lookups and maps; caller holds the lock (exclusively to change a map). */
+extern int32 mzcoord_ctl_slot_of_gid(int64 gid);
+extern int32 mzcoord_ctl_slot_of_rel(Oid relid);
+extern bool mzcoord_ctl_map_gid(int32 slot);
+extern void mzcoord_ctl_unmap_gid(int32 slot);
+extern void mzcoord_ctl_map_rel(int32 slot);
+extern void mzcoord_ctl_unmap_rel(int32 slot);
+extern mzc_frontier mzcoord_ctl_slot_upper(int32 slot, mzc_ts table_upper);
+
+/* What the tick visits; caller holds the lock exclusively. */
+extern void mzcoord_ctl_mark_recheck(int32 slot);
+extern int	mzcoord_ctl_take_rechecks(int32 *out);
+extern void mzcoord_ctl_track_slot(int32 slot);
+extern void mzcoord_ctl_untrack_slot(int32 slot);
+extern Datum mzcoord_frontier_datum(mzc_frontier f, bool *isnull);
+
+/* The data plane's view; each takes the lock shared. */
+extern bool mzcoord_ctl_lookup_rel(Oid relid, MzcCollectionInfo *info);
+extern bool mzcoord_ctl_lookup_gid(int64 gid, MzcCollectionInfo *info);
+extern int	mzcoord_ctl_list_collections(MzcCollectionInfo **out);
 
 #endif							/* MZCOORD_CONTROLLER_H */

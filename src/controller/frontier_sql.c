@@ -18,7 +18,6 @@
 #include "postgres.h"
 
 #include "fmgr.h"
-
 #include "frontier.h"
 #include "policy.h"
 

@@ -2,8 +2,8 @@
  *
  * stage.c
  *	  Transaction-scoped controller state of this backend: staged catalog
- *	  changes, transaction read holds, the write timestamp, and the
- *	  transaction callbacks that publish or discard them.
+ *	  changes, the write timestamp, and the transaction callbacks that
+ *	  publish or discard them together with the transaction's read holds.
  *
  * Shared memory is not transactional.  Catalog implications therefore only
  * *stage* controller changes here, in backend-local memory, tagged with the
@@ -23,7 +23,10 @@
  * rejected.
  *
  * Backend exit releases everything through the abort callback (and, as a
- * safety net, a before_shmem_exit callback).
+ * safety net, readhold.c's before_shmem_exit callback).
+ *
+ * This module stages and decides when; publish.c checks, reserves and
+ * applies, and readhold.c keeps the transaction's holds.
  *
  * IDENTIFICATION
  *	  src/controller/stage.c
@@ -36,14 +39,18 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
-#include "storage/ipc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
 #include "controller.h"
+#include "frontier.h"
+#include "ids.h"
 #include "mzcoord.h"
 #include "oracle.h"
+#include "publish.h"
+#include "readhold.h"
+#include "stage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_stage_collection);
 PG_FUNCTION_INFO_V1(mzcoord_stage_policy);
@@ -59,13 +66,7 @@ static List *staged = NIL;
 static bool reserved = false;
 static MzcReservation reservation;
 
-/* Transaction holds of this backend, in TopMemoryContext. */
-static MzcLocalHold *local_holds = NULL;
-static int	nlocal_holds = 0;
-static int	maxlocal_holds = 0;
-
 static bool callbacks_registered = false;
-static bool exit_callback_registered = false;
 
 static void mzc_xact_callback(XactEvent event, void *arg);
 static void mzc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
@@ -83,86 +84,6 @@ mzcoord_stage_init(void)
 	RegisterXactCallback(mzc_xact_callback, NULL);
 	RegisterSubXactCallback(mzc_subxact_callback, NULL);
 	callbacks_registered = true;
-}
-
-static void
-mzc_exit_callback(int code, Datum arg)
-{
-	/* Normally the abort callback already did this; this is the safety net. */
-	mzcoord_release_local_holds();
-	mzcoord_oracle_end_write();
-}
-
-/* ----------------------------------------------------------------
- * Transaction holds
- * ----------------------------------------------------------------
- */
-
-/*
- * Make room for n more local holds BEFORE taking the controller lock, so
- * that recording them inside the critical section cannot fail.
- */
-void
-mzcoord_reserve_local_holds(int n)
-{
-	if (!exit_callback_registered)
-	{
-		before_shmem_exit(mzc_exit_callback, (Datum) 0);
-		exit_callback_registered = true;
-	}
-	if (nlocal_holds + n <= maxlocal_holds)
-		return;
-	if (local_holds == NULL)
-	{
-		maxlocal_holds = Max(16, n);
-		local_holds = MemoryContextAlloc(TopMemoryContext,
-										 maxlocal_holds * sizeof(MzcLocalHold));
-	}
-	else
-	{
-		maxlocal_holds = Max(maxlocal_holds * 2, nlocal_holds + n);
-		local_holds = repalloc(local_holds,
-							   maxlocal_holds * sizeof(MzcLocalHold));
-	}
-}
-
-/* Record a hold; room was reserved with mzcoord_reserve_local_holds. */
-void
-mzcoord_record_local_hold(const MzcLocalHold *hold)
-{
-	Assert(nlocal_holds < maxlocal_holds);
-	local_holds[nlocal_holds++] = *hold;
-}
-
-int
-mzcoord_local_hold_count(void)
-{
-	return nlocal_holds;
-}
-
-/*
- * Does this backend hold slot (of controller incarnation epoch) at a time
- * at or before `at`?  Its own holds are transaction holds, so this is
- * "does the current transaction hold it".
- */
-bool
-mzcoord_local_holds_cover(uint64 epoch, int32 slot, mzc_ts at)
-{
-	for (int i = 0; i < nlocal_holds; i++)
-		if (local_holds[i].epoch == epoch && local_holds[i].slot == slot &&
-			local_holds[i].time <= at)
-			return true;
-	return false;
-}
-
-/* Release every transaction hold of this backend (takes the lock). */
-void
-mzcoord_release_local_holds(void)
-{
-	if (nlocal_holds == 0)
-		return;
-	mzcoord_ctl_release_holds(local_holds, nlocal_holds);
-	nlocal_holds = 0;
 }
 
 /* ----------------------------------------------------------------
@@ -469,8 +390,8 @@ mzcoord_write_ts_sql(PG_FUNCTION_ARGS)
 {
 	mzcoord_require_shmem();
 	mzcoord_ctl_require_ready();
-	if (!exit_callback_registered)
-		mzcoord_reserve_local_holds(0);
+	/* Registers the exit callback that ends the write on backend exit. */
+	mzcoord_reserve_local_holds(0);
 	/* Its registration copy sees every write sealed so far. */
 	(void) mzcoord_oracle_observe(0);
 	PG_RETURN_INT64(mzcoord_oracle_seal_early());
@@ -515,7 +436,8 @@ mzc_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_PREPARE:
-			if (nlocal_holds > 0 || staged != NIL || mzcoord_has_write_ts())
+			if (mzcoord_local_hold_count() > 0 || staged != NIL ||
+				mzcoord_has_write_ts())
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot prepare a transaction that holds mzcoord read holds, wrote a registered table or changed the mzcoord catalog"),
@@ -533,10 +455,8 @@ mzc_xact_callback(XactEvent event, void *arg)
 
 		case XACT_EVENT_COMMIT:
 			/* Publication and hold release form one critical section. */
-			if (staged != NIL || nlocal_holds > 0)
-				mzcoord_ctl_publish(staged, reserved ? &reservation : NULL,
-									local_holds, nlocal_holds);
-			nlocal_holds = 0;
+			if (staged != NIL || mzcoord_local_hold_count() > 0)
+				mzcoord_ctl_publish(staged, reserved ? &reservation : NULL);
 			reserved = false;
 			staged = NIL;
 			mzcoord_oracle_committed();

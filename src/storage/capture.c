@@ -62,6 +62,7 @@
 #include "history.h"
 #include "mzcoord.h"
 #include "oracle.h"
+#include "readhold.h"
 #include "rowimage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_capture);

@@ -52,11 +52,13 @@
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 
+#include "acquire.h"
 #include "controller.h"
 #include "history.h"
 #include "mzcoord.h"
 #include "read.h"
 #include "rowimage.h"
+#include "selection.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_read_at);
 

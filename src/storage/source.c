@@ -57,6 +57,7 @@
 #include "read.h"
 #include "rowimage.h"
 #include "source.h"
+#include "stage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_append);
 PG_FUNCTION_INFO_V1(mzcoord_advance_upper);

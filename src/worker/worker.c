@@ -62,6 +62,7 @@
 #include "compact.h"
 #include "controller.h"
 #include "mzcoord.h"
+#include "tick.h"
 
 /* Seconds before the postmaster restarts a launcher that failed. */
 #define MZC_LAUNCHER_RESTART_SECS 5

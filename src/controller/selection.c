@@ -1,0 +1,455 @@
+/*-------------------------------------------------------------------------
+ *
+ * selection.c
+ *	  Timestamp selection for a read: mzcoord.select_timestamp() (which
+ *	  takes the read holds at the chosen time and waits for the inputs to be
+ *	  complete there), mzcoord.explain_timestamp(), and the data plane's
+ *	  wait for completeness (mzcoord_ctl_wait_complete).
+ *
+ * The decision itself is the pure core's mzc_determine_timestamp (reference
+ * 2.5).  It is taken under the shared controller lock; the holds are taken
+ * under the exclusive one after checking that no since moved past the
+ * chosen time meanwhile, which keeps the exclusive section short.
+ *
+ * IDENTIFICATION
+ *	  src/controller/selection.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/timestamp.h"
+
+#include "acquire.h"
+#include "collections.h"
+#include "controller.h"
+#include "frontier.h"
+#include "mzcoord.h"
+#include "oracle.h"
+#include "readhold.h"
+#include "selection.h"
+#include "tsselect.h"
+
+PG_FUNCTION_INFO_V1(mzcoord_select_timestamp);
+PG_FUNCTION_INFO_V1(mzcoord_explain_timestamp);
+
+/* One call: its arguments, the targets, and the core's decision. */
+typedef struct MzcTsCall
+{
+	MzcTarget  *targets;
+	int			n;
+	mzc_isolation isolation;
+	mzc_when_kind when;
+	mzc_ts		when_ts;
+	/* results */
+	mzc_ts_input *inputs;
+	mzc_ts_constraint *lower;
+	int32	   *blocking;
+	mzc_ts_result res;
+	mzc_status	status;
+	mzc_error	err;
+	mzc_ts		oracle_ts;
+	mzc_ts		table_upper;	/* read after oracle_ts was closed */
+	int			bad;
+} MzcTsCall;
+
+static void
+ts_call_parse(FunctionCallInfo fcinfo, MzcTsCall *c)
+{
+	char	   *iso;
+
+	memset(c, 0, sizeof(*c));
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("relations must not be null")));
+	iso = PG_ARGISNULL(1) ? "strict serializable" :
+		text_to_cstring(PG_GETARG_TEXT_PP(1));
+	if (pg_strcasecmp(iso, "serializable") == 0)
+		c->isolation = MZC_ISO_SERIALIZABLE;
+	else if (pg_strcasecmp(iso, "strict serializable") == 0)
+		c->isolation = MZC_ISO_STRICT_SERIALIZABLE;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unrecognized isolation level: \"%s\"", iso),
+				 errhint("Use \"serializable\" or \"strict serializable\".")));
+	if (!PG_ARGISNULL(2) && !PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("as_of and as_of_at_least cannot both be given")));
+	c->when = MZC_WHEN_IMMEDIATELY;
+	if (!PG_ARGISNULL(2))
+	{
+		c->when = MZC_WHEN_AS_OF;
+		c->when_ts = PG_GETARG_INT64(2);
+	}
+	else if (!PG_ARGISNULL(3))
+	{
+		c->when = MZC_WHEN_AS_OF_AT_LEAST;
+		c->when_ts = PG_GETARG_INT64(3);
+	}
+	if (c->when != MZC_WHEN_IMMEDIATELY && !mzc_ts_valid(c->when_ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timestamp must not be negative: " INT64_FORMAT,
+						c->when_ts)));
+	c->targets = mzcoord_targets_from_array(PG_GETARG_ARRAYTYPE_P(0), &c->n);
+	c->inputs = palloc(sizeof(mzc_ts_input) * c->n);
+	c->lower = palloc(sizeof(mzc_ts_constraint) * (c->n + MZC_TS_EXTRA_LOWER));
+	c->blocking = palloc(sizeof(int32) * c->n);
+}
+
+/*
+ * The oracle's read timestamp for the call, and the table upper after it.
+ * A strict serializable read and a read of the freshest table write close
+ * the timeline at every write committed so far (the linearization point);
+ * the other levels only look.
+ */
+static void
+ts_call_oracle_ts(MzcTsCall *c)
+{
+	if (c->isolation == MZC_ISO_STRICT_SERIALIZABLE ||
+		c->when == MZC_WHEN_FRESHEST_TABLE_WRITE)
+		c->oracle_ts = mzcoord_oracle_read_ts_upper(&c->table_upper);
+	else
+	{
+		c->oracle_ts = mzcoord_oracle_readable();
+		c->table_upper = c->oracle_ts + 1;
+	}
+}
+
+/*
+ * Determine the timestamp; caller holds the lock (any mode) and observed
+ * the oracle's read timestamp (c->oracle_ts) before taking it.
+ */
+static void
+ts_call_determine_locked(MzcTsCall *c)
+{
+	mzc_ts_request req;
+
+	c->bad = mzcoord_resolve_targets_locked(c->targets, c->n, c->table_upper);
+	if (c->bad >= 0)
+		return;
+	for (int i = 0; i < c->n; i++)
+	{
+		c->inputs[i].since = c->targets[i].since;
+		c->inputs[i].upper = c->targets[i].upper;
+	}
+
+	memset(&req, 0, sizeof(req));
+	req.isolation = c->isolation;
+	req.when = c->when;
+	req.when_ts = c->when_ts;
+	req.inputs = c->inputs;
+	req.ninputs = c->n;
+	req.timeline = true;
+	req.has_oracle_ts = true;
+	req.oracle_ts = c->oracle_ts;
+	req.mode = MZC_TS_VERIFY;
+	mzc_ts_result_init(&c->res, c->lower, c->n + MZC_TS_EXTRA_LOWER,
+					   c->blocking, c->n);
+	c->status = mzc_determine_timestamp(&req, &c->res, &c->err);
+}
+
+/* Raise what went wrong in a determination (after the lock is released). */
+static void
+ts_call_report(MzcTsCall *c)
+{
+	if (c->bad >= 0)
+		mzcoord_report_not_registered(c->targets[c->bad].relid);
+	if (c->status == MZC_ERR_SINCE_VIOLATION)
+		mzcoord_report_targets_violation(c->targets, c->n, c->res.candidate);
+	if (c->status != MZC_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("timestamp selection failed: %s", c->err.message)));
+}
+
+/*
+ * Are all inputs complete at ts (ts < upper)?  Tables are handled by the
+ * caller through the timeline; this checks the others.
+ */
+static bool
+uppers_passed(MzcTsCall *c, mzc_ts ts, bool *has_tables)
+{
+	bool		passed = true;
+
+	*has_tables = false;
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	for (int i = 0; i < c->n && passed; i++)
+	{
+		int32		slot = c->targets[i].slot;
+
+		if (!mzc_coll_live(&mzcoord_ctl->colls, slot) || mzcoord_ctl_info[slot].gid != c->targets[i].gid)
+			continue;			/* dropped while we wait: nothing to wait for */
+		if (mzcoord_ctl_info[slot].kind == MZC_KIND_TABLE)
+		{
+			*has_tables = true;
+			continue;
+		}
+		passed = !mzc_frontier_le_ts(mzcoord_ctl_slots[slot].upper, ts);
+	}
+	LWLockRelease(mzcoord_ctl->lock);
+	return passed;
+}
+
+/*
+ * Wait, cancellably, until every input's upper has passed ts.  The read
+ * holds taken before keep the since from passing ts meanwhile.  Tables wait
+ * on the in-flight writers themselves (a lock wait); other collections on
+ * the upper condition variable.
+ */
+static void
+wait_for_uppers(MzcTsCall *c, mzc_ts ts)
+{
+	bool		has_tables;
+
+	for (;;)
+	{
+		mzcoord_prepare_upper_wait();
+		if (uppers_passed(c, ts, &has_tables))
+			break;
+		mzcoord_upper_wait(1000);
+	}
+	mzcoord_end_upper_wait();
+	if (has_tables)
+		mzcoord_wait_for_table_upper(ts);
+}
+
+/*
+ * mzcoord.select_timestamp(rels regclass[], isolation text,
+ *		as_of bigint, as_of_at_least bigint) RETURNS bigint
+ */
+Datum
+mzcoord_select_timestamp(PG_FUNCTION_ARGS)
+{
+	MzcTsCall	c;
+	bool		nospace = false;
+	MzcHoldFailure hf = {0};
+	int32	   *slots;
+	mzc_ts	   *times;
+	mzc_ts		chosen;
+	TimestampTz now;
+
+	mzcoord_require_shmem();
+	ts_call_parse(fcinfo, &c);
+	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	mzcoord_reserve_local_holds(c.n);
+	slots = palloc(sizeof(int32) * c.n);
+	times = palloc(sizeof(mzc_ts) * c.n);
+
+	ts_call_oracle_ts(&c);
+	now = GetCurrentTimestamp();
+
+	/*
+	 * Decide under the shared lock; take the holds under the exclusive one,
+	 * after checking that no since moved past the chosen time meanwhile (if
+	 * one did, decide again under the exclusive lock).  This keeps the
+	 * exclusive section, which every reader's commit also needs, short.
+	 */
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	ts_call_determine_locked(&c);
+	LWLockRelease(mzcoord_ctl->lock);
+	if (c.bad < 0 && c.status == MZC_OK)
+	{
+		LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+		if (!mzcoord_targets_still_valid_locked(c.targets, c.n, c.res.timestamp))
+			ts_call_determine_locked(&c);
+		if (c.bad < 0 && c.status == MZC_OK)
+		{
+			for (int i = 0; i < c.n; i++)
+			{
+				slots[i] = c.targets[i].slot;
+				times[i] = c.res.timestamp;
+			}
+			nospace = !mzcoord_acquire_holds_locked(slots, times, c.n, now, &hf);
+		}
+		LWLockRelease(mzcoord_ctl->lock);
+	}
+
+	ts_call_report(&c);
+	if (nospace)
+		mzcoord_report_no_hold_space(&hf);
+
+	chosen = c.res.timestamp;
+	if (!c.res.respond_immediately)
+		wait_for_uppers(&c, chosen);
+	PG_RETURN_INT64(chosen);
+}
+
+/* "1673618185152 (2023-01-13 13:56:25.152)" */
+static void
+append_ts(StringInfo buf, mzc_ts ts)
+{
+	struct pg_tm tm;
+	fsec_t		fsec;
+	int64		secs = ts / 1000;
+	Timestamp	t;
+
+	appendStringInfo(buf, INT64_FORMAT, (int64) ts);
+	/* Only render dates PostgreSQL can represent. */
+	if (secs > (int64) 9000000000000LL / 1000)
+		return;
+	t = (Timestamp) (ts * 1000) -
+		(Timestamp) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+	if (timestamp2tm(t, NULL, &tm, &fsec, NULL, NULL) != 0)
+		return;
+	appendStringInfo(buf, " (%04d-%02d-%02d %02d:%02d:%02d.%03d)",
+					 tm.tm_year, tm.tm_mon, tm.tm_mday,
+					 tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (fsec / 1000));
+}
+
+static void
+append_frontier(StringInfo buf, mzc_frontier f)
+{
+	appendStringInfoChar(buf, '[');
+	if (!f.empty)
+		append_ts(buf, f.ts);
+	appendStringInfoChar(buf, ']');
+}
+
+static void
+append_label(StringInfo buf, const char *label)
+{
+	appendStringInfo(buf, "%31s:", label);
+}
+
+static const char *
+iso_label(mzc_isolation iso)
+{
+	switch (iso)
+	{
+		case MZC_ISO_SERIALIZABLE:
+			return "Serializable";
+		case MZC_ISO_STRICT_SERIALIZABLE:
+			return "StrictSerializable";
+		case MZC_ISO_STRONG_SESSION_SERIALIZABLE:
+			return "StrongSessionSerializable";
+	}
+	return "?";
+}
+
+static void
+append_constraint(StringInfo buf, MzcTsCall *c, const mzc_ts_constraint *k)
+{
+	appendStringInfoString(buf, "  (");
+	switch (k->reason)
+	{
+		case MZC_REASON_STORAGE_INPUT:
+			appendStringInfo(buf, "StorageInput([u" INT64_FORMAT "])",
+							 c->targets[k->input].gid);
+			break;
+		case MZC_REASON_QUERY_AS_OF:
+			appendStringInfoString(buf, "QueryAsOf");
+			break;
+		case MZC_REASON_ISOLATION_LEVEL:
+			appendStringInfo(buf, "IsolationLevel(%s)", iso_label(k->isolation));
+			break;
+		case MZC_REASON_REAL_TIME_RECENCY:
+			appendStringInfoString(buf, "RealTimeRecency");
+			break;
+	}
+	appendStringInfoString(buf, "): ");
+	append_frontier(buf, k->bound);
+	appendStringInfoChar(buf, '\n');
+}
+
+/*
+ * mzcoord.explain_timestamp(...) RETURNS text: the decision select_timestamp
+ * would take now, in the layout of EXPLAIN TIMESTAMP.  Takes no holds.
+ */
+Datum
+mzcoord_explain_timestamp(PG_FUNCTION_ARGS)
+{
+	MzcTsCall	c;
+	StringInfoData buf;
+
+	mzcoord_require_shmem();
+	ts_call_parse(fcinfo, &c);
+	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	ts_call_oracle_ts(&c);
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	ts_call_determine_locked(&c);
+	LWLockRelease(mzcoord_ctl->lock);
+	ts_call_report(&c);
+
+	initStringInfo(&buf);
+	append_label(&buf, "query timestamp");
+	appendStringInfoChar(&buf, ' ');
+	append_ts(&buf, c.res.timestamp);
+	appendStringInfoChar(&buf, '\n');
+	if (c.res.oracle_used)
+	{
+		append_label(&buf, "oracle read timestamp");
+		appendStringInfoChar(&buf, ' ');
+		append_ts(&buf, c.oracle_ts);
+		appendStringInfoChar(&buf, '\n');
+	}
+	append_label(&buf, "largest not in advance of upper");
+	appendStringInfoChar(&buf, ' ');
+	append_ts(&buf, c.res.largest_not_in_advance_of_upper);
+	appendStringInfoChar(&buf, '\n');
+	append_label(&buf, "upper");
+	append_frontier(&buf, c.res.upper);
+	appendStringInfoChar(&buf, '\n');
+	append_label(&buf, "since");
+	append_frontier(&buf, c.res.since);
+	appendStringInfoChar(&buf, '\n');
+	append_label(&buf, "can respond immediately");
+	appendStringInfo(&buf, " %s\n", c.res.respond_immediately ? "true" : "false");
+	append_label(&buf, "timeline");
+	appendStringInfoString(&buf, " Some(EpochMilliseconds)\n");
+	append_label(&buf, "session wall time");
+	appendStringInfoChar(&buf, ' ');
+	append_ts(&buf, mzcoord_now_ms());
+	appendStringInfoString(&buf, "\n");
+
+	for (int i = 0; i < c.n; i++)
+	{
+		appendStringInfo(&buf, "\nsource %s (u" INT64_FORMAT ", storage):\n",
+						 mzcoord_qualified_relname(c.targets[i].relid), c.targets[i].gid);
+		append_label(&buf, "read frontier");
+		append_frontier(&buf, c.targets[i].since);
+		appendStringInfoChar(&buf, '\n');
+		append_label(&buf, "write frontier");
+		append_frontier(&buf, c.targets[i].upper);
+		appendStringInfoChar(&buf, '\n');
+	}
+
+	appendStringInfoString(&buf, "\nbinding constraints:\nlower:\n");
+	for (int i = 0; i < c.res.nlower; i++)
+		append_constraint(&buf, &c, &c.res.lower[i]);
+	if (c.res.nupper > 0)
+	{
+		appendStringInfoString(&buf, "upper:\n");
+		for (int i = 0; i < c.res.nupper; i++)
+			append_constraint(&buf, &c, &c.res.upper_constraints[i]);
+	}
+
+	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
+}
+
+/* Wait, cancellably, until relid is complete at `at` (at < upper). */
+void
+mzcoord_ctl_wait_complete(Oid relid, mzc_ts at)
+{
+	MzcTsCall	c;
+
+	memset(&c, 0, sizeof(c));
+	c.targets = palloc0(sizeof(MzcTarget));
+	c.targets[0].relid = relid;
+	c.n = 1;
+	c.oracle_ts = mzcoord_oracle_readable();
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	c.bad = mzcoord_resolve_targets_locked(c.targets, 1, c.oracle_ts + 1);
+	LWLockRelease(mzcoord_ctl->lock);
+	if (c.bad >= 0)
+		mzcoord_report_not_registered(relid);
+	wait_for_uppers(&c, at);
+}

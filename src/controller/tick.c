@@ -1,0 +1,472 @@
+/*-------------------------------------------------------------------------
+ *
+ * tick.c
+ *	  The coordinator's tick: bootstrap when needed, advance the table
+ *	  timeline and the implied capabilities, persist the frontiers that
+ *	  changed, and move the durable holds once that is committed.
+ *
+ * Persistence: the tick writes, in one statement, the durable since and
+ * upper of every collection whose values changed (the core's dirty list).
+ * The durable since is meet(implied capability, the holds of dependent
+ * collections): what the since will be after a restart, when transaction
+ * holds are gone.  The durable hold of each collection (publish.c) moves
+ * only after the tick's transaction committed (tick_committed), so no since
+ * regresses across a restart.  A persist that did not commit leaves
+ * MzcController.resync set, and the next tick compares every collection.
+ *
+ * Runs only in the coordinator, which is the only writer of `resync` (set
+ * also by a bootstrap) and of the durable_* fields of MzcSlotInfo.
+ *
+ * IDENTIFICATION
+ *	  src/controller/tick.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "bootstrap.h"
+#include "collections.h"
+#include "controller.h"
+#include "counted.h"
+#include "frontier.h"
+#include "ids.h"
+#include "mzcoord.h"
+#include "oracle.h"
+#include "policy.h"
+#include "publish.h"
+#include "tick.h"
+
+typedef struct MzcPersistRow
+{
+	int32		slot;
+	int64		gid;
+	mzc_frontier since;
+	mzc_frontier upper;
+	bool		written;		/* set by persist_rows */
+} MzcPersistRow;
+
+/* Rows the current tick persists (worker only; in the tick's context). */
+static MzcPersistRow *pending_rows = NULL;
+static int	npending_rows = 0;
+
+/*
+ * Durable since of a slot: meet of its implied capability and the holds
+ * its dependents keep on it.  min_dep_hold may be NULL (no dependents).
+ */
+static mzc_frontier
+durable_since(int32 slot, const mzc_frontier *min_dep_hold)
+{
+	mzc_frontier f = mzcoord_ctl_slots[slot].implied;
+
+	if (min_dep_hold != NULL)
+		f = mzc_frontier_meet(f, min_dep_hold[slot]);
+	return f;
+}
+
+static int
+cmp_int64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/*
+ * Write the rows' frontiers to mzcoord.collections in one statement.  Rows
+ * that another transaction has locked (a source's upper advance still in
+ * progress, DDL) are skipped rather than waited for: the coordinator must
+ * not stall behind a user's open transaction.  Sets rows[i].written for the
+ * rows written; the others are tried again at the next tick.
+ */
+static void
+persist_rows(MzcPersistRow *rows, int n)
+{
+	Datum	   *gids = palloc(sizeof(Datum) * n);
+	Datum	   *sinces = palloc(sizeof(Datum) * n);
+	Datum	   *uppers = palloc(sizeof(Datum) * n);
+	bool	   *since_nulls = palloc(sizeof(bool) * n);
+	bool	   *upper_nulls = palloc(sizeof(bool) * n);
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+	Oid			argtypes[3] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID};
+	Datum		values[3];
+	int			rc;
+	int64	   *written;
+	uint64		nwritten;
+
+	for (int i = 0; i < n; i++)
+	{
+		gids[i] = CStringGetTextDatum(mzcoord_gid_text(rows[i].gid));
+		sinces[i] = mzcoord_frontier_datum(rows[i].since, &since_nulls[i]);
+		uppers[i] = mzcoord_frontier_datum(rows[i].upper, &upper_nulls[i]);
+		rows[i].written = false;
+	}
+	values[0] = PointerGetDatum(construct_md_array(gids, NULL, 1, dims, lbs,
+												   TEXTOID, -1, false, TYPALIGN_INT));
+	values[1] = PointerGetDatum(construct_md_array(sinces, since_nulls, 1, dims, lbs,
+												   INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[2] = PointerGetDatum(construct_md_array(uppers, upper_nulls, 1, dims, lbs,
+												   INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+
+	/*
+	 * A source's advance writes its upper itself, in its own transaction;
+	 * a value the controller read before that commit must never lower it.
+	 *
+	 * Runs as superuser: every operator is qualified.  (The multi-argument
+	 * unnest in FROM cannot be: the parser expands it only unqualified, into
+	 * calls of pg_catalog.unnest.)
+	 */
+	rc = SPI_execute_with_args(
+							   "WITH free AS ("
+							   "  SELECT l.global_id FROM mzcoord.collections l"
+							   "   WHERE l.global_id OPERATOR(pg_catalog.=) ANY ($1)"
+							   "     FOR NO KEY UPDATE SKIP LOCKED)"
+							   "UPDATE mzcoord.collections c"
+							   "   SET since = v.since,"
+							   "       upper = CASE WHEN c.upper IS NULL"
+							   "                      OR v.upper OPERATOR(pg_catalog.<) c.upper"
+							   "                    THEN c.upper ELSE v.upper END"
+							   "  FROM unnest($1, $2, $3) AS v(global_id, since, upper),"
+							   "       free f"
+							   " WHERE c.global_id OPERATOR(pg_catalog.=) v.global_id"
+							   "   AND f.global_id OPERATOR(pg_catalog.=) c.global_id"
+							   " RETURNING c.global_id",
+							   3, argtypes, values, NULL, false, 0);
+	if (rc != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "mzcoord: could not persist frontiers: %s",
+			 SPI_result_code_string(rc));
+
+	nwritten = SPI_processed;
+	written = palloc(sizeof(int64) * Max(nwritten, 1));
+	for (uint64 r = 0; r < nwritten; r++)
+	{
+		char	   *g = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1);
+
+		if (!mzcoord_parse_gid(g, &written[r]))
+			written[r] = -1;
+	}
+	qsort(written, nwritten, sizeof(int64), cmp_int64);
+	for (int i = 0; i < n; i++)
+		rows[i].written = bsearch(&rows[i].gid, written, nwritten,
+								  sizeof(int64), cmp_int64) != NULL;
+}
+
+/*
+ * Tables share the timeline: advance those whose implied capability would
+ * move with the table upper.  Returns whether any collection depends on
+ * another.  Visits only the tracked slots (tables and collections with
+ * dependencies); caller holds the lock exclusively.
+ */
+static bool
+advance_tables_locked(mzc_ts table_upper)
+{
+	bool		any_deps = false;
+
+	for (int32 i = 0; i < mzcoord_ctl->ntick_slots; i++)
+	{
+		int32		s = mzcoord_ctl_tick_slots[i];
+		mzc_collection *c = &mzcoord_ctl_slots[s];
+
+		if (c->state == MZC_COLL_FREE)
+			continue;
+		any_deps |= c->ndeps > 0;
+		if (c->state == MZC_COLL_ACTIVE &&
+			mzcoord_ctl_info[s].kind == MZC_KIND_TABLE)
+		{
+			mzc_frontier want = mzc_policy_frontier(&c->policy,
+													mzc_frontier_at(table_upper));
+
+			if (mzc_frontier_lt(c->implied, want))
+				(void) mzc_coll_advance_upper(&mzcoord_ctl->colls, s,
+											  mzc_frontier_at(table_upper),
+											  NULL, NULL);
+		}
+	}
+	return any_deps;
+}
+
+/*
+ * Where dependents hold each collection (min_dep_hold[slot], which the
+ * caller set to {} for every slot), from the tracked slots; caller holds
+ * the lock.
+ */
+static void
+dependent_holds_locked(mzc_frontier *min_dep_hold)
+{
+	for (int32 i = 0; i < mzcoord_ctl->ntick_slots; i++)
+	{
+		mzc_collection *c = &mzcoord_ctl_slots[mzcoord_ctl_tick_slots[i]];
+
+		if (c->state == MZC_COLL_FREE || c->state == MZC_COLL_GONE)
+			continue;
+		for (int d = 0; d < c->ndeps; d++)
+			min_dep_hold[c->deps[d]] = mzc_frontier_meet(min_dep_hold[c->deps[d]],
+														 c->dep_hold);
+	}
+}
+
+/*
+ * The inputs of a changed collection are looked at again: where it holds
+ * them may have moved.  Walks the core's dirty list; caller holds the lock
+ * exclusively.
+ */
+static void
+recheck_inputs_of_changed_locked(void)
+{
+	for (int32 s = mzc_colls_dirty_first(&mzcoord_ctl->colls); s != MZC_NIL;
+		 s = mzc_colls_dirty_next(&mzcoord_ctl->colls, s))
+	{
+		mzc_collection *c = &mzcoord_ctl_slots[s];
+
+		if (c->state == MZC_COLL_FREE || c->state == MZC_COLL_GONE)
+			continue;
+		for (int d = 0; d < c->ndeps; d++)
+			mzcoord_ctl_mark_recheck(c->deps[d]);
+	}
+}
+
+/*
+ * Should the tick write slot's frontiers (since, upper) now?  Caller holds
+ * the lock.
+ */
+static bool
+needs_persist_locked(int32 s, mzc_frontier since, mzc_frontier upper,
+					 TimestampTz now)
+{
+	mzc_collection *c = &mzcoord_ctl_slots[s];
+	MzcSlotInfo *info = &mzcoord_ctl_info[s];
+	bool		upper_same = info->kind == MZC_KIND_TABLE ||
+		mzc_frontier_eq(upper, info->durable_upper);
+
+	if (info->persisted && mzc_frontier_eq(since, info->durable_since) &&
+		upper_same)
+		return false;
+
+	/*
+	 * Rate-limit since-only changes that merely follow the policy (as
+	 * Materialize rate-limits since downgrades, K4): after a restart such a
+	 * since is re-derived from the policy and the upper, which never
+	 * regress, so a late write loses nothing.  A since that P6 froze above
+	 * its policy, or that dependents hold, or a changed upper of a
+	 * non-table, is written at once.
+	 */
+	if (info->persisted && mzcoord_since_persist_interval > 0 &&
+		c->ndependents == 0 && upper_same &&
+		mzc_frontier_eq(c->implied, mzc_policy_frontier(&c->policy, c->upper)) &&
+		!TimestampDifferenceExceeds(info->persisted_at, now,
+									mzcoord_since_persist_interval))
+	{
+		mzcoord_ctl_mark_recheck(s);	/* look again next tick */
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Look at one slot the tick visits: forget the maps of a slot that is gone,
+ * or add a row for an active one whose durable frontiers must be written.
+ * Returns the number of rows added (0 or 1).
+ */
+static int
+collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
+					const mzc_frontier *min_dep_hold, TimestampTz now)
+{
+	mzc_collection *c = &mzcoord_ctl_slots[s];
+	mzc_frontier since;
+	mzc_frontier upper;
+
+	if (c->state == MZC_COLL_GONE)
+	{
+		mzcoord_ctl_unmap_gid(s);
+		mzcoord_ctl_unmap_rel(s);
+		mzcoord_ctl_untrack_slot(s);
+		return 0;
+	}
+	if (c->state != MZC_COLL_ACTIVE)
+		return 0;				/* free, or dropped: its catalog row is gone */
+	since = durable_since(s, min_dep_hold);
+	upper = mzcoord_ctl_slot_upper(s, table_upper);
+	if (!needs_persist_locked(s, since, upper, now))
+		return 0;
+	row->slot = s;
+	row->gid = mzcoord_ctl_info[s].gid;
+	row->since = since;
+	row->upper = upper;
+	return 1;
+}
+
+static int
+cmp_row_slot(const void *a, const void *b)
+{
+	int32		x = ((const MzcPersistRow *) a)->slot;
+	int32		y = ((const MzcPersistRow *) b)->slot;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/*
+ * Collect the rows to persist: the slots on the core's dirty list and on
+ * the recheck list, or every slot on a resync.  rechecks has room for
+ * capacity slots.  Returns the number of rows, in slot order; caller holds
+ * the lock exclusively.
+ */
+static int
+collect_changed_locked(MzcPersistRow *rows, int32 *rechecks,
+					   mzc_ts table_upper, const mzc_frontier *min_dep_hold,
+					   bool resync, TimestampTz now)
+{
+	int			nrows = 0;
+	int			nrechecks;
+
+	/* Slots marked while collecting go on a new list, for the next tick. */
+	nrechecks = mzcoord_ctl_take_rechecks(rechecks);
+	if (resync)
+	{
+		for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+			if (mzcoord_ctl_slots[s].state != MZC_COLL_FREE)
+				nrows += collect_slot_locked(s, &rows[nrows], table_upper,
+											 min_dep_hold, now);
+		return nrows;
+	}
+	for (int32 s = mzc_colls_dirty_first(&mzcoord_ctl->colls); s != MZC_NIL;
+		 s = mzc_colls_dirty_next(&mzcoord_ctl->colls, s))
+		nrows += collect_slot_locked(s, &rows[nrows], table_upper,
+									 min_dep_hold, now);
+	for (int i = 0; i < nrechecks; i++)
+	{
+		/* A dirty slot was looked at above already. */
+		if (mzcoord_ctl_slots[rechecks[i]].dirty)
+			continue;
+		nrows += collect_slot_locked(rechecks[i], &rows[nrows], table_upper,
+									 min_dep_hold, now);
+	}
+
+	/* Write in slot order, as a scan of every slot would. */
+	qsort(rows, nrows, sizeof(MzcPersistRow), cmp_row_slot);
+	return nrows;
+}
+
+/*
+ * The coordinator's tick (inside its transaction, extension present and
+ * locked): bootstrap if needed, advance the table timeline and the implied
+ * capabilities, persist the frontiers that changed.
+ */
+void
+mzcoord_controller_tick(void)
+{
+	Oid			ext = get_extension_oid("mzcoord", true);
+	bool		need_boot;
+	mzc_ts		table_upper;
+	MzcPersistRow *rows;
+	int			nrows;
+	int32	   *rechecks;
+	mzc_frontier *min_dep_hold;
+	bool		any_deps;
+	MemoryContext cxt = CurrentMemoryContext;
+	TimestampTz now = GetCurrentTimestamp();
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	need_boot = !mzcoord_ctl->ready || mzcoord_ctl->ext_oid != ext ||
+		mzcoord_ctl->rebootstrap;
+	LWLockRelease(mzcoord_ctl->lock);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "mzcoord: SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+
+	if (need_boot)
+	{
+		mzcoord_ctl_bootstrap(ext);
+		PopActiveSnapshot();
+		SPI_finish();
+		return;
+	}
+
+	table_upper = mzcoord_oracle_tick();
+
+	/*
+	 * Everything the exclusive section needs is allocated before it; the
+	 * dependents' holds start at {} for every slot (outside the lock).
+	 */
+	rows = MemoryContextAlloc(cxt, sizeof(MzcPersistRow) * mzcoord_ctl->capacity);
+	rechecks = palloc(sizeof(int32) * mzcoord_ctl->capacity);
+	min_dep_hold = palloc(sizeof(mzc_frontier) * mzcoord_ctl->capacity);
+	for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+		min_dep_hold[s] = mzc_frontier_empty();
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+	mzcoord_ctl->table_upper = table_upper;
+	any_deps = advance_tables_locked(table_upper);
+	if (any_deps)
+	{
+		dependent_holds_locked(min_dep_hold);
+		recheck_inputs_of_changed_locked();
+	}
+	nrows = collect_changed_locked(rows, rechecks, table_upper,
+								   any_deps ? min_dep_hold : NULL,
+								   mzcoord_ctl->resync, now);
+	mzc_colls_clear_dirty(&mzcoord_ctl->colls);
+	if (nrows > 0)
+		mzcoord_ctl->resync = true; /* until the rows below are durable */
+	LWLockRelease(mzcoord_ctl->lock);
+
+	if (nrows > 0)
+		persist_rows(rows, nrows);
+
+	PopActiveSnapshot();
+	SPI_finish();
+
+	/* Remember what the tick's commit makes durable; see tick_committed. */
+	pending_rows = rows;
+	npending_rows = nrows;
+}
+
+/*
+ * After the tick's transaction committed: its rows are durable now.  If the
+ * commit failed instead, the process exits with resync still set, and the
+ * next coordinator compares every collection with the catalog.
+ */
+void
+mzcoord_controller_tick_committed(void)
+{
+	if (pending_rows == NULL)
+		return;
+	if (npending_rows > 0)
+	{
+		LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+		for (int i = 0; i < npending_rows; i++)
+		{
+			MzcSlotInfo *info = &mzcoord_ctl_info[pending_rows[i].slot];
+
+			if (info->gid != pending_rows[i].gid)
+				continue;
+			if (!pending_rows[i].written)
+			{
+				/* locked by someone: next tick */
+				mzcoord_ctl_mark_recheck(pending_rows[i].slot);
+				continue;
+			}
+			info->persisted = true;
+			info->durable_since = pending_rows[i].since;
+			info->durable_upper = pending_rows[i].upper;
+			info->persisted_at = GetCurrentTimestamp();
+			if (mzcoord_ctl_slots[pending_rows[i].slot].state == MZC_COLL_ACTIVE)
+				mzcoord_ctl_durable_hold_advance_locked(pending_rows[i].slot,
+														pending_rows[i].since);
+		}
+		mzcoord_ctl->resync = false;
+		LWLockRelease(mzcoord_ctl->lock);
+	}
+	pending_rows = NULL;
+	npending_rows = 0;
+}

@@ -1,0 +1,22 @@
+/*-------------------------------------------------------------------------
+ *
+ * tick.h
+ *	  The coordinator's tick (tick.c).
+ *
+ * IDENTIFICATION
+ *	  src/controller/tick.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MZCOORD_TICK_H
+#define MZCOORD_TICK_H
+
+#include "postgres.h"
+
+/* Inside the coordinator's transaction; takes the controller lock. */
+extern void mzcoord_controller_tick(void);
+
+/* After that transaction committed. */
+extern void mzcoord_controller_tick_committed(void);
+
+#endif							/* MZCOORD_TICK_H */
