@@ -18,7 +18,7 @@
 
 #include "lib/stringinfo.h"
 
-#include "mzcoord.h"
+#include "errors.h"
 
 /* At most this many inputs are named in the detail; the rest are counted. */
 #define MZC_VIOLATION_LIST_MAX 20

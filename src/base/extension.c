@@ -43,7 +43,8 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
-#include "mzcoord.h"
+#include "extension.h"
+#include "worker.h"
 
 static ProcessUtility_hook_type prev_process_utility = NULL;
 

@@ -40,6 +40,9 @@ extern char *mzcoord_gid_text(int64 gid);
 /* Longest item id ("u" and up to 19 digits) plus the terminator. */
 #define MZC_ITEM_ID_LEN 24
 
+/* Longest error message kept in shared memory for introspection. */
+#define MZC_ERROR_LEN 256
+
 /* Most inputs a collection can hold (its dependencies). */
 #define MZC_MAX_INPUTS 16
 

@@ -1,23 +1,26 @@
 /*-------------------------------------------------------------------------
  *
  * shmem.c
- *	  mzcoord's shared memory: allocation, initialisation, locking contract.
+ *	  mzcoord's shared memory: a registry of areas, their allocation and
+ *	  initialisation, and the lock order across them.
  *
- * Shared memory is requested in the shmem_request_hook, sized by the
- * postmaster-level settings, and (re)initialised in the shmem_startup_hook,
+ * Each plane that keeps shared state registers its area (a size and an
+ * initialisation function) from _PG_init; the areas are requested together
+ * in the shmem_request_hook, sized by the postmaster-level settings, and
+ * (re)initialised in registration order in the shmem_startup_hook,
  * which the postmaster runs again after every crash restart: nothing in here
  * survives a crash, everything durable is in the catalog tables and is
  * reloaded by the coordinator's bootstrap.
  *
  * LOCKING CONTRACT
  *
- * - MzcShared.worker is protected by its spinlock worker.mutex.  Holders only
+ * - The worker status block (worker.c) is protected by its spinlock.  Holders only
  *   copy plain values in or out (at most MZC_ERROR_LEN bytes), never call
  *   functions that can fail, and never take another lock while holding it.
  *
- * - MzcShared.lock (the "controller lock", first lock of the named tranche
- *   "mzcoord") protects the controller state of controller.c; its header
- *   comment lists what it covers.
+ * - The "controller lock" (first lock of the named tranche "mzcoord")
+ *   protects the controller state of controller.c; its header lists what
+ *   it covers.
  *
  * - The "oracle lock" (second lock of the tranche) protects the timestamp
  *   oracle of oracle.c; the "ceiling lock" (third) serialises writes of its
@@ -37,38 +40,42 @@
  */
 #include "postgres.h"
 
-#include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 
-#include "controller.h"
-#include "mzcoord.h"
-#include "oracle.h"
+#include "ids.h"
+#include "shmem.h"
 
-/* LWLocks of the "mzcoord" tranche. */
-#define MZC_LOCK_CONTROLLER 0
-#define MZC_LOCK_ORACLE 1
-#define MZC_LOCK_CEILING 2
-#define MZC_NUM_LWLOCKS 3
+#define MZC_MAX_AREAS 8
 
-MzcShared  *mzcoord_shared = NULL;
-
-static Size
-mzc_shmem_size(void)
+typedef struct MzcShmemArea
 {
-	return MAXALIGN(sizeof(MzcShared));
-}
+	MzcShmemSizeFn size;
+	MzcShmemInitFn init;
+} MzcShmemArea;
 
-/* Everything requested: the root block, the oracle and the controller. */
-static Size
-mzc_total_size(void)
+/* Filled by _PG_init in the postmaster, inherited by every backend. */
+static MzcShmemArea areas[MZC_MAX_AREAS];
+static int	nareas = 0;
+
+/* Set once this process attached; a crash restart re-attaches. */
+static bool attached = false;
+
+/* The root block: only a marker that says whether the areas exist yet. */
+typedef struct MzcShared
 {
-	Size		size = mzc_shmem_size();
+	int			nareas;
+} MzcShared;
 
-	size = add_size(size, mzcoord_oracle_shmem_size());
-	size = add_size(size, mzcoord_controller_shmem_size());
-	return size;
+void
+mzcoord_shmem_register(MzcShmemSizeFn size, MzcShmemInitFn init)
+{
+	if (nareas >= MZC_MAX_AREAS)
+		elog(ERROR, "too many mzcoord shared memory areas");
+	areas[nareas].size = size;
+	areas[nareas].init = init;
+	nareas++;
 }
 
 /*
@@ -77,7 +84,11 @@ mzc_total_size(void)
 void
 mzcoord_shmem_request(void)
 {
-	RequestAddinShmemSpace(mzc_total_size());
+	Size		size = MAXALIGN(sizeof(MzcShared));
+
+	for (int i = 0; i < nareas; i++)
+		size = add_size(size, areas[i].size());
+	RequestAddinShmemSpace(size);
 	RequestNamedLWLockTranche("mzcoord", MZC_NUM_LWLOCKS);
 }
 
@@ -89,27 +100,27 @@ void
 mzcoord_shmem_startup(void)
 {
 	bool		found;
+	MzcShared  *root;
+	LWLockPadded *locks;
 
-	/* A crash restart re-runs this hook: never keep a stale pointer. */
-	mzcoord_shared = NULL;
+	/* A crash restart re-runs this hook: never keep a stale state. */
+	attached = false;
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-
-	mzcoord_shared = ShmemInitStruct("mzcoord", mzc_shmem_size(), &found);
+	root = ShmemInitStruct("mzcoord", MAXALIGN(sizeof(MzcShared)), &found);
 	if (!found)
-	{
-		memset(mzcoord_shared, 0, mzc_shmem_size());
-		mzcoord_shared->lock =
-			&(GetNamedLWLockTranche("mzcoord"))[MZC_LOCK_CONTROLLER].lock;
-		SpinLockInit(&mzcoord_shared->worker.mutex);
-		mzcoord_shared->worker.state = MZC_WORKER_STOPPED;
-	}
-	mzcoord_oracle_shmem_init(&(GetNamedLWLockTranche("mzcoord"))[MZC_LOCK_ORACLE].lock,
-							  &(GetNamedLWLockTranche("mzcoord"))[MZC_LOCK_CEILING].lock,
-							  found);
-	mzcoord_controller_shmem_init(mzcoord_shared->lock, found);
-
+		root->nareas = nareas;
+	locks = GetNamedLWLockTranche("mzcoord");
+	for (int i = 0; i < nareas; i++)
+		areas[i].init(locks, found);
+	attached = true;
 	LWLockRelease(AddinShmemInitLock);
+}
+
+bool
+mzcoord_shmem_attached(void)
+{
+	return attached;
 }
 
 /*
@@ -118,7 +129,7 @@ mzcoord_shmem_startup(void)
 void
 mzcoord_require_shmem(void)
 {
-	if (mzcoord_shared == NULL)
+	if (!attached)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("mzcoord must be loaded via \"shared_preload_libraries\""),

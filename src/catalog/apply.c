@@ -51,6 +51,7 @@
 #include "utils/typcache.h"
 
 #include "catalog.h"
+#include "trigger.h"
 #include "implications.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_apply_implications);

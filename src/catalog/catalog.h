@@ -68,8 +68,5 @@ extern void mzcoord_check_new_relation(Oid nspid, const char *relname);
 extern Oid	mzcoord_catalog_namespace(void);
 extern List *mzcoord_query_relation_names(const char *sql);
 
-/* trigger.c */
-extern void mzcoord_catalog_trigger_init(void);
-extern bool mzcoord_catalog_in_copy(void);
 
 #endif							/* MZCOORD_CATALOG_H */

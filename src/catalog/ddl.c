@@ -67,7 +67,7 @@
 #include "utils/syscache.h"
 
 #include "catalog.h"
-#include "mzcoord.h"
+#include "worker.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_create_table);
 PG_FUNCTION_INFO_V1(mzcoord_create_source);

@@ -52,7 +52,7 @@
 #include "utils/portal.h"
 #include "utils/rel.h"
 
-#include "catalog.h"
+#include "trigger.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_items_trigger);
 PG_FUNCTION_INFO_V1(mzcoord_applying_implications);
@@ -161,8 +161,8 @@ mzc_catalog_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
  * Register the transaction callbacks, once per process; called from the
  * trigger the first time it fires (nothing can be pending before that).
  */
-void
-mzcoord_catalog_trigger_init(void)
+static void
+catalog_trigger_init(void)
 {
 	if (callbacks_registered)
 		return;
@@ -256,7 +256,7 @@ mzcoord_items_trigger(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("mzcoord._items_trigger() must be fired for each statement")));
-	mzcoord_catalog_trigger_init();
+	catalog_trigger_init();
 
 	if (TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
 		ereport(ERROR,

@@ -27,12 +27,13 @@
 #include "utils/timestamp.h"
 
 #include "acquire.h"
-#include "collections.h"
 #include "controller.h"
-#include "frontier.h"
-#include "mzcoord.h"
+#include "errors.h"
 #include "oracle.h"
 #include "readhold.h"
+#include "shmem.h"
+#include "collections.h"
+#include "frontier.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_acquire_read_hold);
 

@@ -29,13 +29,12 @@
 
 #include "asof.h"
 #include "bootstrap.h"
-#include "collections.h"
 #include "controller.h"
-#include "frontier.h"
 #include "ids.h"
-#include "mzcoord.h"
 #include "oracle.h"
 #include "publish.h"
+#include "collections.h"
+#include "frontier.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_controller_rebootstrap);
 

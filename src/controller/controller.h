@@ -61,7 +61,6 @@
 #include "collections.h"
 #include "frontier.h"
 #include "ids.h"
-#include "mzcoord.h"
 
 /*
  * Glue-side facts about a core slot (mzcoord_ctl_info[slot]).  All fields:

@@ -23,11 +23,11 @@
 
 #include "collections.h"
 #include "controller.h"
-#include "frontier.h"
 #include "ids.h"
-#include "mzcoord.h"
 #include "oracle.h"
 #include "readhold.h"
+#include "shmem.h"
+#include "frontier.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_controller_collections);
 PG_FUNCTION_INFO_V1(mzcoord_controller_holds);

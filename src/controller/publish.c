@@ -30,13 +30,13 @@
 
 #include "collections.h"
 #include "controller.h"
-#include "frontier.h"
 #include "ids.h"
-#include "mzcoord.h"
 #include "oracle.h"
-#include "policy.h"
 #include "publish.h"
 #include "readhold.h"
+#include "settings.h"
+#include "frontier.h"
+#include "policy.h"
 
 /* ----------------------------------------------------------------
  * Staging time
@@ -190,8 +190,9 @@ staged_creates_gid(List *staged, const MzcStaged *upto, int64 gid)
 }
 
 /*
- * Does every staged change find what it refers to (a live collection, or
- * one created earlier in the list), and does no CREATE exist already?  Sets
+ * Does every staged change other than a DROP find what it refers to (a live
+ * collection, or one created earlier in the list), and does no CREATE exist
+ * already?  Sets
  * *missing and *duplicate to an offending global id; caller holds the lock.
  */
 static void
@@ -217,9 +218,17 @@ staged_check_locked(List *staged, int64 *missing, int64 *duplicate)
 					*missing = s->inputs[i];
 			}
 		}
-		else if (mzcoord_ctl_slot_of_gid(s->gid) < 0 &&
+		else if (s->op != MZC_STAGE_DROP &&
+				 mzcoord_ctl_slot_of_gid(s->gid) < 0 &&
 				 !staged_creates_gid(staged, s, s->gid))
 			*missing = s->gid;
+
+		/*
+		 * A DROP of a collection the controller no longer has is not refused:
+		 * the catalog row goes either way, and publishing it finds the two
+		 * out of line and rebuilds the controller from the catalog.
+		 * Refusing it would leave the user unable to drop the object.
+		 */
 	}
 }
 

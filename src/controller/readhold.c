@@ -31,11 +31,11 @@
 
 #include "collections.h"
 #include "controller.h"
-#include "frontier.h"
 #include "ids.h"
-#include "mzcoord.h"
 #include "oracle.h"
 #include "readhold.h"
+#include "settings.h"
+#include "frontier.h"
 
 /* A transaction hold of this backend. */
 typedef struct MzcLocalHold

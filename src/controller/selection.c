@@ -25,13 +25,13 @@
 #include "utils/timestamp.h"
 
 #include "acquire.h"
-#include "collections.h"
 #include "controller.h"
-#include "frontier.h"
-#include "mzcoord.h"
 #include "oracle.h"
 #include "readhold.h"
 #include "selection.h"
+#include "shmem.h"
+#include "collections.h"
+#include "frontier.h"
 #include "tsselect.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_select_timestamp);

@@ -44,13 +44,13 @@
 #include "utils/memutils.h"
 
 #include "controller.h"
-#include "frontier.h"
 #include "ids.h"
-#include "mzcoord.h"
 #include "oracle.h"
 #include "publish.h"
 #include "readhold.h"
+#include "shmem.h"
 #include "stage.h"
+#include "frontier.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_stage_collection);
 PG_FUNCTION_INFO_V1(mzcoord_stage_policy);
@@ -430,7 +430,7 @@ mzc_discard(void)
 static void
 mzc_xact_callback(XactEvent event, void *arg)
 {
-	if (mzcoord_shared == NULL)
+	if (!mzcoord_shmem_attached())
 		return;
 
 	switch (event)

@@ -34,16 +34,16 @@
 #include "utils/timestamp.h"
 
 #include "bootstrap.h"
-#include "collections.h"
 #include "controller.h"
+#include "ids.h"
+#include "oracle.h"
+#include "publish.h"
+#include "settings.h"
+#include "tick.h"
+#include "collections.h"
 #include "counted.h"
 #include "frontier.h"
-#include "ids.h"
-#include "mzcoord.h"
-#include "oracle.h"
 #include "policy.h"
-#include "publish.h"
-#include "tick.h"
 
 typedef struct MzcPersistRow
 {
@@ -51,6 +51,7 @@ typedef struct MzcPersistRow
 	int64		gid;
 	mzc_frontier since;
 	mzc_frontier upper;
+	bool		own_upper;		/* the tick writes its upper (not a source) */
 	bool		written;		/* set by persist_rows */
 } MzcPersistRow;
 
@@ -94,12 +95,14 @@ persist_rows(MzcPersistRow *rows, int n)
 	Datum	   *gids = palloc(sizeof(Datum) * n);
 	Datum	   *sinces = palloc(sizeof(Datum) * n);
 	Datum	   *uppers = palloc(sizeof(Datum) * n);
+	Datum	   *owns = palloc(sizeof(Datum) * n);
 	bool	   *since_nulls = palloc(sizeof(bool) * n);
 	bool	   *upper_nulls = palloc(sizeof(bool) * n);
 	int			dims[1] = {n};
 	int			lbs[1] = {1};
-	Oid			argtypes[3] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID};
-	Datum		values[3];
+	Oid			argtypes[4] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+	BOOLARRAYOID};
+	Datum		values[4];
 	int			rc;
 	int64	   *written;
 	uint64		nwritten;
@@ -109,6 +112,7 @@ persist_rows(MzcPersistRow *rows, int n)
 		gids[i] = CStringGetTextDatum(mzcoord_gid_text(rows[i].gid));
 		sinces[i] = mzcoord_frontier_datum(rows[i].since, &since_nulls[i]);
 		uppers[i] = mzcoord_frontier_datum(rows[i].upper, &upper_nulls[i]);
+		owns[i] = BoolGetDatum(rows[i].own_upper);
 		rows[i].written = false;
 	}
 	values[0] = PointerGetDatum(construct_md_array(gids, NULL, 1, dims, lbs,
@@ -117,10 +121,13 @@ persist_rows(MzcPersistRow *rows, int n)
 												   INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	values[2] = PointerGetDatum(construct_md_array(uppers, upper_nulls, 1, dims, lbs,
 												   INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[3] = PointerGetDatum(construct_array(owns, n, BOOLOID, 1, true,
+												TYPALIGN_CHAR));
 
 	/*
-	 * A source's advance writes its upper itself, in its own transaction;
-	 * a value the controller read before that commit must never lower it.
+	 * One writer per durable value: a source's upper is written only by its
+	 * advance (source.c), in the transaction that writes its updates, so the
+	 * tick leaves it alone; every other upper and every since is the tick's.
 	 *
 	 * Runs as superuser: every operator is qualified.  (The multi-argument
 	 * unnest in FROM cannot be: the parser expands it only unqualified, into
@@ -133,15 +140,15 @@ persist_rows(MzcPersistRow *rows, int n)
 							   "     FOR NO KEY UPDATE SKIP LOCKED)"
 							   "UPDATE mzcoord.collections c"
 							   "   SET since = v.since,"
-							   "       upper = CASE WHEN c.upper IS NULL"
-							   "                      OR v.upper OPERATOR(pg_catalog.<) c.upper"
-							   "                    THEN c.upper ELSE v.upper END"
-							   "  FROM unnest($1, $2, $3) AS v(global_id, since, upper),"
+							   "       upper = CASE WHEN v.own_upper THEN v.upper"
+							   "                    ELSE c.upper END"
+							   "  FROM unnest($1, $2, $3, $4)"
+							   "       AS v(global_id, since, upper, own_upper),"
 							   "       free f"
 							   " WHERE c.global_id OPERATOR(pg_catalog.=) v.global_id"
 							   "   AND f.global_id OPERATOR(pg_catalog.=) c.global_id"
 							   " RETURNING c.global_id",
-							   3, argtypes, values, NULL, false, 0);
+							   4, argtypes, values, NULL, false, 0);
 	if (rc != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "mzcoord: could not persist frontiers: %s",
 			 SPI_result_code_string(rc));
@@ -302,6 +309,7 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 	row->gid = mzcoord_ctl_info[s].gid;
 	row->since = since;
 	row->upper = upper;
+	row->own_upper = mzcoord_ctl_info[s].kind != MZC_KIND_SOURCE;
 	return 1;
 }
 

@@ -44,7 +44,7 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 
-#include "mzcoord.h"
+#include "errors.h"
 #include "request.h"
 #include "tsselect.h"
 

@@ -79,7 +79,8 @@
 #include "controller.h"
 #include "history.h"
 #include "ids.h"
-#include "mzcoord.h"
+#include "settings.h"
+#include "worker.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_compact);
 

@@ -60,7 +60,7 @@
 
 #include "history.h"
 #include "ids.h"
-#include "mzcoord.h"
+#include "settings.h"
 
 /* A history write buffers at most this many rows or bytes before flushing. */
 #define MZC_WRITE_BATCH_ROWS 1000

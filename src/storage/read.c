@@ -55,10 +55,10 @@
 #include "acquire.h"
 #include "controller.h"
 #include "history.h"
-#include "mzcoord.h"
 #include "read.h"
 #include "rowimage.h"
 #include "selection.h"
+#include "worker.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_read_at);
 

@@ -52,12 +52,12 @@
 #include "controller.h"
 #include "history.h"
 #include "ids.h"
-#include "mzcoord.h"
 #include "oracle.h"
 #include "read.h"
 #include "rowimage.h"
 #include "source.h"
 #include "stage.h"
+#include "worker.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_append);
 PG_FUNCTION_INFO_V1(mzcoord_advance_upper);

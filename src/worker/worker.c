@@ -52,6 +52,7 @@
 #include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
+#include "storage/shmem.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -61,8 +62,35 @@
 
 #include "compact.h"
 #include "controller.h"
-#include "mzcoord.h"
+#include "ids.h"
+#include "settings.h"
+#include "shmem.h"
 #include "tick.h"
+#include "worker.h"
+
+/* The worker status block (its own shared memory area, see worker.h). */
+static MzcWorkerStatus *worker_status = NULL;
+
+Size
+mzcoord_worker_shmem_size(void)
+{
+	return MAXALIGN(sizeof(MzcWorkerStatus));
+}
+
+void
+mzcoord_worker_shmem_init(LWLockPadded *locks, bool found_unused)
+{
+	bool		found;
+
+	worker_status = ShmemInitStruct("mzcoord worker status",
+									mzcoord_worker_shmem_size(), &found);
+	if (!found)
+	{
+		memset(worker_status, 0, sizeof(MzcWorkerStatus));
+		SpinLockInit(&worker_status->mutex);
+		worker_status->state = MZC_WORKER_STOPPED;
+	}
+}
 
 /* Seconds before the postmaster restarts a launcher that failed. */
 #define MZC_LAUNCHER_RESTART_SECS 5
@@ -87,7 +115,7 @@ static void mzc_pin_search_path(void);
 static void
 mzc_set_state(MzcWorkerState state)
 {
-	MzcWorkerStatus *ws = &mzcoord_shared->worker;
+	MzcWorkerStatus *ws = worker_status;
 
 	SpinLockAcquire(&ws->mutex);
 	ws->state = state;
@@ -97,7 +125,7 @@ mzc_set_state(MzcWorkerState state)
 static void
 mzc_record_error(const char *message)
 {
-	MzcWorkerStatus *ws = &mzcoord_shared->worker;
+	MzcWorkerStatus *ws = worker_status;
 	char		buf[MZC_ERROR_LEN];
 	TimestampTz now = GetCurrentTimestamp();
 
@@ -113,7 +141,7 @@ mzc_record_error(const char *message)
 static int
 mzc_coordinator_pid(void)
 {
-	MzcWorkerStatus *ws = &mzcoord_shared->worker;
+	MzcWorkerStatus *ws = worker_status;
 	int			pid;
 
 	SpinLockAcquire(&ws->mutex);
@@ -183,7 +211,7 @@ mzcoord_register_launcher(void)
 static void
 mzc_launcher_detach(int code, Datum arg)
 {
-	MzcWorkerStatus *ws = &mzcoord_shared->worker;
+	MzcWorkerStatus *ws = worker_status;
 
 	SpinLockAcquire(&ws->mutex);
 	if (ws->launcher_pid == MyProcPid)
@@ -241,9 +269,9 @@ mzcoord_launcher_main(Datum main_arg)
 
 	mzcoord_require_shmem();
 
-	SpinLockAcquire(&mzcoord_shared->worker.mutex);
-	mzcoord_shared->worker.launcher_pid = MyProcPid;
-	SpinLockRelease(&mzcoord_shared->worker.mutex);
+	SpinLockAcquire(&worker_status->mutex);
+	worker_status->launcher_pid = MyProcPid;
+	SpinLockRelease(&worker_status->mutex);
 	on_shmem_exit(mzc_launcher_detach, (Datum) 0);
 
 	/* No database: only shared catalogs such as pg_database are readable. */
@@ -364,7 +392,7 @@ mzcoord_launcher_main(Datum main_arg)
 static void
 mzc_coordinator_detach(int code, Datum arg)
 {
-	MzcWorkerStatus *ws = &mzcoord_shared->worker;
+	MzcWorkerStatus *ws = worker_status;
 
 	SpinLockAcquire(&ws->mutex);
 	if (ws->coordinator_pid == MyProcPid)
@@ -381,7 +409,7 @@ mzc_coordinator_detach(int code, Datum arg)
 static bool
 mzc_claim_coordinator(void)
 {
-	MzcWorkerStatus *ws = &mzcoord_shared->worker;
+	MzcWorkerStatus *ws = worker_status;
 	TimestampTz now = GetCurrentTimestamp();
 	bool		claimed = false;
 
@@ -561,7 +589,7 @@ mzc_coordinator_tick(MemoryContext tick_cxt)
 
 	if (ran)
 	{
-		MzcWorkerStatus *ws = &mzcoord_shared->worker;
+		MzcWorkerStatus *ws = worker_status;
 		TimestampTz end = GetCurrentTimestamp();
 
 		SpinLockAcquire(&ws->mutex);
@@ -677,9 +705,9 @@ mzcoord_worker_status(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	SpinLockAcquire(&mzcoord_shared->worker.mutex);
-	memcpy(&copy, &mzcoord_shared->worker, sizeof(copy));
-	SpinLockRelease(&mzcoord_shared->worker.mutex);
+	SpinLockAcquire(&worker_status->mutex);
+	memcpy(&copy, worker_status, sizeof(copy));
+	SpinLockRelease(&worker_status->mutex);
 
 	memset(nulls, 0, sizeof(nulls));
 

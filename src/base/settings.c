@@ -1,34 +1,25 @@
 /*-------------------------------------------------------------------------
  *
- * mzcoord.c
- *	  Library entry point: settings, shared memory hooks, worker registration.
+ * settings.c
+ *	  mzcoord's configuration parameters (doc/operations.md lists them).
  *
- * mzcoord only works when loaded through shared_preload_libraries: its
- * controller state lives in shared memory sized at postmaster start, and its
- * worker is registered there.  When the library is loaded any other way (a
- * plain LOAD, or CREATE EXTENSION without preloading) _PG_init defines the
- * reloadable settings and returns; every SQL function then refuses to run via
- * mzcoord_require_shmem(), and the install script calls one of them first so
- * that CREATE EXTENSION fails with a hint.
+ * Reloadable settings exist in every process that loads the library; the
+ * ones that size shared memory or name the served database only when the
+ * library is preloaded, since nothing else could use them.
  *
  * IDENTIFICATION
- *	  src/base/mzcoord.c
+ *	  src/base/settings.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "fmgr.h"
+#include <limits.h>
+
 #include "miscadmin.h"
-#include "storage/ipc.h"
 #include "utils/guc.h"
 
-#include "mzcoord.h"
-#include "stage.h"
-
-PG_MODULE_MAGIC;
-
-void		_PG_init(void);
+#include "settings.h"
 
 /* Settings; see doc/operations.md. */
 char	   *mzcoord_database = NULL;
@@ -44,27 +35,13 @@ int			mzcoord_max_holds_per_role = -1;
 
 bool		mzcoord_preloaded = false;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-static void
-mzc_shmem_request_hook(void)
-{
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	mzcoord_shmem_request();
-}
-
-static void
-mzc_shmem_startup_hook(void)
-{
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	mzcoord_shmem_startup();
-}
-
-void
-_PG_init(void)
+/*
+ * Defines every setting.  Returns true when the library is being preloaded
+ * (and not under pg_upgrade), that is when shared memory and the worker
+ * should be set up.
+ */
+bool
+mzcoord_define_settings(void)
 {
 	/*
 	 * Reloadable settings exist in every process that loads the library, so
@@ -72,8 +49,8 @@ _PG_init(void)
 	 */
 	DefineCustomIntVariable("mzcoord.tick_interval",
 							"Interval between two ticks of the mzcoord coordinator.",
-							"Each tick advances frontiers, refreshes maintained objects, "
-							"publishes compaction bounds and compacts history.",
+							"Each tick advances frontiers, writes changed frontiers to the "
+							"catalog and compacts history.",
 							&mzcoord_tick_interval,
 							1000, 10, 3600 * 1000,
 							PGC_SIGHUP,
@@ -148,14 +125,14 @@ _PG_init(void)
 	if (!process_shared_preload_libraries_in_progress)
 	{
 		MarkGUCPrefixReserved("mzcoord");
-		return;
+		return false;
 	}
 
 	/* No worker and no shared state while pg_upgrade drives the server. */
 	if (IsBinaryUpgrade)
 	{
 		MarkGUCPrefixReserved("mzcoord");
-		return;
+		return false;
 	}
 
 	DefineCustomStringVariable("mzcoord.database",
@@ -189,13 +166,5 @@ _PG_init(void)
 	MarkGUCPrefixReserved("mzcoord");
 
 	mzcoord_preloaded = true;
-
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = mzc_shmem_request_hook;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = mzc_shmem_startup_hook;
-	mzcoord_install_drop_hook();
-
-	mzcoord_register_launcher();
-	mzcoord_stage_init();
+	return true;
 }
