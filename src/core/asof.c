@@ -398,11 +398,16 @@ constrain_by_input_sinces(asof_ctx *cx)
 }
 
 /*
- * Step 3, HARD upper bounds: a dataflow writing storage resumes before the
- * collection's upper, or at its since if it is empty.
+ * What one step asks of a dataflow's upper bound: false if nothing (the
+ * dataflow is not pruned).
  */
+typedef bool (*upper_constraint) (const mzc_asof_request *req,
+								  const mzc_asof_dataflow *d,
+								  mzc_frontier *f);
+
+/* Applies one step's upper constraint to every dataflow not pruned. */
 static void
-constrain_by_export_uppers(asof_ctx *cx)
+constrain_uppers(asof_ctx *cx, constraint_kind kind, upper_constraint fn)
 {
 	mzc_asof_request *req = cx->req;
 	int32_t		i;
@@ -410,72 +415,69 @@ constrain_by_export_uppers(asof_ctx *cx)
 	for (i = 0; i < req->ndataflows; i++)
 	{
 		mzc_asof_dataflow *d = &req->dataflows[i];
-		const mzc_asof_storage *s;
 		mzc_frontier f;
 
-		if (d->pruned || d->export_storage < 0)
-			continue;
-		s = &req->storage[d->export_storage];
-		if (mzc_frontier_le(s->upper, s->since))
-			f = s->since;		/* empty collection: may start at its since */
-		else
-			f = mzc_frontier_step_back(s->upper);
-		(void) apply(cx, d, BOUND_UPPER, HARD, f);
+		if (!d->pruned && fn(req, d, &f))
+			(void) apply(cx, d, BOUND_UPPER, kind, f);
 	}
 }
 
-/* Step 4, SOFT: start where every transitive storage input is readable. */
-static void
-constrain_by_warmup(asof_ctx *cx)
+/*
+ * Step 3, HARD: a dataflow writing storage resumes before the collection's
+ * upper, or at its since if it is empty.
+ */
+static bool
+export_upper(const mzc_asof_request *req, const mzc_asof_dataflow *d,
+			 mzc_frontier *f)
 {
-	mzc_asof_request *req = cx->req;
-	int32_t		i;
+	const mzc_asof_storage *s;
 
-	compute_warmup_frontiers(cx);
-	for (i = 0; i < req->ndataflows; i++)
-	{
-		mzc_asof_dataflow *d = &req->dataflows[i];
+	if (d->export_storage < 0)
+		return false;
+	s = &req->storage[d->export_storage];
+	if (mzc_frontier_le(s->upper, s->since))
+		*f = s->since;			/* empty collection: may start at its since */
+	else
+		*f = mzc_frontier_step_back(s->upper);
+	return true;
+}
 
-		if (!d->pruned)
-			(void) apply(cx, d, BOUND_UPPER, SOFT,
-						 mzc_frontier_step_back(d->warm));
-	}
+/*
+ * Step 4, SOFT: start where every transitive storage input is readable
+ * (after compute_warmup_frontiers).
+ */
+static bool
+warmup_upper(const mzc_asof_request *req, const mzc_asof_dataflow *d,
+			 mzc_frontier *f)
+{
+	(void) req;
+	*f = mzc_frontier_step_back(d->warm);
+	return true;
 }
 
 /* Step 5, SOFT: indexes keep the history their read policy asks for. */
-static void
-constrain_by_index_policies(asof_ctx *cx)
+static bool
+policy_upper(const mzc_asof_request *req, const mzc_asof_dataflow *d,
+			 mzc_frontier *f)
 {
-	mzc_asof_request *req = cx->req;
-	int32_t		i;
+	mzc_frontier w;
 
-	for (i = 0; i < req->ndataflows; i++)
-	{
-		mzc_asof_dataflow *d = &req->dataflows[i];
-		mzc_frontier w;
-
-		if (d->pruned || d->export_storage >= 0 || !d->has_policy)
-			continue;
-		w = d->warm.empty ? mzc_frontier_at(req->now) : d->warm;
-		(void) apply(cx, d, BOUND_UPPER, SOFT,
-					 mzc_policy_frontier(&d->policy, w));
-	}
+	if (d->export_storage >= 0 || !d->has_policy)
+		return false;
+	w = d->warm.empty ? mzc_frontier_at(req->now) : d->warm;
+	*f = mzc_policy_frontier(&d->policy, w);
+	return true;
 }
 
 /* Step 6, SOFT: indexes are readable at the current time. */
-static void
-constrain_indexes_to_now(asof_ctx *cx)
+static bool
+now_upper(const mzc_asof_request *req, const mzc_asof_dataflow *d,
+		  mzc_frontier *f)
 {
-	mzc_asof_request *req = cx->req;
-	int32_t		i;
-
-	for (i = 0; i < req->ndataflows; i++)
-	{
-		mzc_asof_dataflow *d = &req->dataflows[i];
-
-		if (!d->pruned && d->export_storage < 0)
-			(void) apply(cx, d, BOUND_UPPER, SOFT, mzc_frontier_at(req->now));
-	}
+	if (d->export_storage >= 0)
+		return false;
+	*f = mzc_frontier_at(req->now);
+	return true;
 }
 
 mzc_status
@@ -504,13 +506,14 @@ mzc_select_as_ofs(mzc_asof_request *req, mzc_asof_stats *stats,
 	prune(req);
 	constrain_by_input_sinces(&cx);
 	propagate_lower_downstream(&cx);
-	constrain_by_export_uppers(&cx);
+	constrain_uppers(&cx, HARD, export_upper);
 	propagate_upper_upstream(&cx);
-	constrain_by_warmup(&cx);
+	compute_warmup_frontiers(&cx);
+	constrain_uppers(&cx, SOFT, warmup_upper);
 	propagate_upper_upstream(&cx);
-	constrain_by_index_policies(&cx);
+	constrain_uppers(&cx, SOFT, policy_upper);
 	propagate_upper_upstream(&cx);
-	constrain_indexes_to_now(&cx);
+	constrain_uppers(&cx, SOFT, now_upper);
 	propagate_upper_upstream(&cx);
 
 	/* Step 7: as_of = upper, {} if pruned. */

@@ -728,6 +728,24 @@ load_missing_states(const MzcCollectionInfo *infos, int n)
 }
 
 /*
+ * Is collection c, whose state is loaded, due for compaction at now (see
+ * compaction_due)?  If so, *since gets how far (in a transaction).
+ */
+static bool
+collection_due(const MzcCollectionInfo *c, TimestampTz now, int64 *since)
+{
+	MzcCompactState *st;
+
+	if (!kind_has_history(c->kind) || c->since.empty)
+		return false;
+	st = hash_search(compact_states, &c->gid, HASH_FIND, NULL);
+	if (st == NULL || !st->known)
+		return false;
+	*since = compaction_target(c);
+	return *since >= 0 && compaction_due(st, *since, now);
+}
+
+/*
  * The collections among infos[0..n) due for compaction at now, into
  * due_gid and due_since (up to where); returns their number (in a
  * transaction).
@@ -740,23 +758,8 @@ find_due(const MzcCollectionInfo *infos, int n, TimestampTz now,
 
 	for (int i = 0; i < n; i++)
 	{
-		const MzcCollectionInfo *c = &infos[i];
-		MzcCompactState *st;
-
-		if (!kind_has_history(c->kind))
-			continue;
-		if (c->since.empty)
-			continue;
-		st = hash_search(compact_states, &c->gid, HASH_FIND, NULL);
-		if (st == NULL || !st->known)
-			continue;
-		if (compaction_target(c) >= 0 &&
-			compaction_due(st, compaction_target(c), now))
-		{
-			due_gid[ndue] = c->gid;
-			due_since[ndue] = compaction_target(c);
-			ndue++;
-		}
+		if (collection_due(&infos[i], now, &due_since[ndue]))
+			due_gid[ndue++] = infos[i].gid;
 	}
 	return ndue;
 }

@@ -518,28 +518,19 @@ check_window_counts(Relation rel, MzcRowSet *set, int64 upto)
 	}
 }
 
-/* Append the TID of one retracted copy to ch, growing its array. */
-static void
-add_deletion(WindowChanges *ch, ItemPointerData tid)
+/*
+ * Room for one more element (of elemsize bytes) in array, which holds n of
+ * *max: doubles it when full.  Returns the array, perhaps moved.
+ */
+static void *
+grow_array(void *array, int n, int *max, Size elemsize)
 {
-	if (ch->ndels == ch->maxdels)
+	if (n == *max)
 	{
-		ch->maxdels *= 2;
-		ch->dels = repalloc(ch->dels, sizeof(ItemPointerData) * ch->maxdels);
+		*max *= 2;
+		array = repalloc(array, elemsize * *max);
 	}
-	ch->dels[ch->ndels++] = tid;
-}
-
-/* Append one added copy (a composite datum) to ch, growing its array. */
-static void
-add_insertion(WindowChanges *ch, Datum row)
-{
-	if (ch->nins == ch->maxins)
-	{
-		ch->maxins *= 2;
-		ch->ins = repalloc(ch->ins, sizeof(Datum) * ch->maxins);
-	}
-	ch->ins[ch->nins++] = row;
+	return array;
 }
 
 /* What applying the window takes: delete what it retracts, insert what it adds. */
@@ -557,7 +548,11 @@ window_changes(TupleDesc desc, MzcRowSet *set, WindowChanges *ch)
 		if (e->count < 0)
 		{
 			for (int64 i = 0; i < -e->count; i++)
-				add_deletion(ch, w->tids[i]);
+			{
+				ch->dels = grow_array(ch->dels, ch->ndels, &ch->maxdels,
+									  sizeof(ItemPointerData));
+				ch->dels[ch->ndels++] = w->tids[i];
+			}
 		}
 		else if (e->count > 0)
 		{
@@ -565,7 +560,10 @@ window_changes(TupleDesc desc, MzcRowSet *set, WindowChanges *ch)
 			Datum		d = heap_copy_tuple_as_datum(tup, desc);
 
 			for (int64 i = 0; i < e->count; i++)
-				add_insertion(ch, d);
+			{
+				ch->ins = grow_array(ch->ins, ch->nins, &ch->maxins, sizeof(Datum));
+				ch->ins[ch->nins++] = d;
+			}
 		}
 	}
 }
