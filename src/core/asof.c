@@ -206,18 +206,23 @@ bound_of(const mzc_asof_dataflow *d, bound_kind bound)
 	return bound == BOUND_LOWER ? d->lower : d->upper;
 }
 
-/* Each dataflow's bound constrained by its inputs' bound. */
+/*
+ * One pass over the edges input -> x between dataflows.  Downstream (in
+ * array order): x's bound is constrained by its input's.  Upstream (in
+ * reverse order): the input's bound is constrained by x's.
+ */
 static void
-downstream_pass(asof_ctx *cx, bound_kind bound, constraint_kind kind,
-				bool *changed)
+edge_pass(asof_ctx *cx, bound_kind bound, constraint_kind kind,
+		  bool upstream, bool *changed)
 {
 	mzc_asof_request *req = cx->req;
-	int32_t		i,
+	int32_t		k,
 				j;
 
 	cx->stats->passes++;
-	for (i = 0; i < req->ndataflows; i++)
+	for (k = 0; k < req->ndataflows; k++)
 	{
+		int32_t		i = upstream ? req->ndataflows - 1 - k : k;
 		mzc_asof_dataflow *x = &req->dataflows[i];
 
 		if (x->pruned)
@@ -225,63 +230,46 @@ downstream_pass(asof_ctx *cx, bound_kind bound, constraint_kind kind,
 		for (j = 0; j < x->ncompute_inputs; j++)
 		{
 			mzc_asof_dataflow *y = &req->dataflows[x->compute_inputs[j]];
+			bool		moved;
 
-			if (apply(cx, x, bound, kind, bound_of(y, bound)))
+			if (upstream)
+				moved = apply(cx, y, bound, kind, bound_of(x, bound));
+			else
+				moved = apply(cx, x, bound, kind, bound_of(y, bound));
+			if (moved)
 				*changed = true;
 		}
 	}
 }
 
-/* Each dataflow's inputs constrained by its bound, in reverse order. */
+/*
+ * Passes until nothing changes: restores invariant (1) after lower bounds
+ * rose (downstream), or (2) after upper bounds fell (upstream).
+ */
 static void
-upstream_pass(asof_ctx *cx, bound_kind bound, constraint_kind kind,
-			  bool *changed)
+propagate_to_fixpoint(asof_ctx *cx, bound_kind bound, bool upstream)
 {
-	mzc_asof_request *req = cx->req;
-	int32_t		i,
-				j;
+	bool		changed;
 
-	cx->stats->passes++;
-	for (i = req->ndataflows - 1; i >= 0; i--)
+	do
 	{
-		mzc_asof_dataflow *x = &req->dataflows[i];
-
-		if (x->pruned)
-			continue;
-		for (j = 0; j < x->ncompute_inputs; j++)
-		{
-			mzc_asof_dataflow *y = &req->dataflows[x->compute_inputs[j]];
-
-			if (apply(cx, y, bound, kind, bound_of(x, bound)))
-				*changed = true;
-		}
-	}
+		changed = false;
+		edge_pass(cx, bound, HARD, upstream, &changed);
+	} while (changed);
 }
 
 /* Restores invariant (1) after lower bounds rose. */
 static void
 propagate_lower_downstream(asof_ctx *cx)
 {
-	bool		changed;
-
-	do
-	{
-		changed = false;
-		downstream_pass(cx, BOUND_LOWER, HARD, &changed);
-	} while (changed);
+	propagate_to_fixpoint(cx, BOUND_LOWER, false);
 }
 
 /* Restores invariant (2) after upper bounds fell. */
 static void
 propagate_upper_upstream(asof_ctx *cx)
 {
-	bool		changed;
-
-	do
-	{
-		changed = false;
-		upstream_pass(cx, BOUND_UPPER, HARD, &changed);
-	} while (changed);
+	propagate_to_fixpoint(cx, BOUND_UPPER, true);
 }
 
 static void
@@ -367,28 +355,11 @@ compute_warmup_frontiers(asof_ctx *cx)
 	} while (changed);
 }
 
-mzc_status
-mzc_select_as_ofs(mzc_asof_request *req, mzc_asof_stats *stats,
-				  mzc_error *err)
+/* The starting bounds: [a .. a] for a fixed as-of a, else [{0} .. {}]. */
+static void
+init_bounds(mzc_asof_request *req)
 {
-	mzc_asof_stats local;
-	asof_ctx	cx;
-	int32_t		i,
-				j;
-	mzc_status	st;
-
-	if (stats == NULL)
-		stats = &local;
-	stats->hard_failures = 0;
-	stats->soft_failures = 0;
-	stats->passes = 0;
-	stats->invalid_dataflow = -1;
-	if ((st = validate(req, stats, err)) != MZC_OK)
-		return st;
-	if ((st = check_acyclic(req, stats, err)) != MZC_OK)
-		return st;
-	cx.req = req;
-	cx.stats = stats;
+	int32_t		i;
 
 	for (i = 0; i < req->ndataflows; i++)
 	{
@@ -404,9 +375,16 @@ mzc_select_as_ofs(mzc_asof_request *req, mzc_asof_stats *stats,
 			d->upper = mzc_frontier_empty();
 		}
 	}
-	prune(req);
+}
 
-	/* HARD lower bounds from the storage inputs' sinces. */
+/* Step 2, HARD lower bounds: each storage input's since. */
+static void
+constrain_by_input_sinces(asof_ctx *cx)
+{
+	mzc_asof_request *req = cx->req;
+	int32_t		i,
+				j;
+
 	for (i = 0; i < req->ndataflows; i++)
 	{
 		mzc_asof_dataflow *d = &req->dataflows[i];
@@ -414,65 +392,131 @@ mzc_select_as_ofs(mzc_asof_request *req, mzc_asof_stats *stats,
 		if (d->pruned)
 			continue;
 		for (j = 0; j < d->nstorage_inputs; j++)
-			(void) apply(&cx, d, BOUND_LOWER, HARD,
+			(void) apply(cx, d, BOUND_LOWER, HARD,
 						 req->storage[d->storage_inputs[j]].since);
 	}
-	propagate_lower_downstream(&cx);
+}
 
-	/* HARD upper bounds from the storage collections written. */
+/*
+ * What one step asks of a dataflow's upper bound: false if nothing (the
+ * dataflow is not pruned).
+ */
+typedef bool (*upper_constraint) (const mzc_asof_request *req,
+								  const mzc_asof_dataflow *d,
+								  mzc_frontier *f);
+
+/* Applies one step's upper constraint to every dataflow not pruned. */
+static void
+constrain_uppers(asof_ctx *cx, constraint_kind kind, upper_constraint fn)
+{
+	mzc_asof_request *req = cx->req;
+	int32_t		i;
+
 	for (i = 0; i < req->ndataflows; i++)
 	{
 		mzc_asof_dataflow *d = &req->dataflows[i];
-		const mzc_asof_storage *s;
 		mzc_frontier f;
 
-		if (d->pruned || d->export_storage < 0)
-			continue;
-		s = &req->storage[d->export_storage];
-		if (mzc_frontier_le(s->upper, s->since))
-			f = s->since;		/* empty collection: may start at its since */
-		else
-			f = mzc_frontier_step_back(s->upper);
-		(void) apply(&cx, d, BOUND_UPPER, HARD, f);
+		if (!d->pruned && fn(req, d, &f))
+			(void) apply(cx, d, BOUND_UPPER, kind, f);
 	}
-	propagate_upper_upstream(&cx);
+}
 
-	/* SOFT: start where every transitive storage input is readable. */
+/*
+ * Step 3, HARD: a dataflow writing storage resumes before the collection's
+ * upper, or at its since if it is empty.
+ */
+static bool
+export_upper(const mzc_asof_request *req, const mzc_asof_dataflow *d,
+			 mzc_frontier *f)
+{
+	const mzc_asof_storage *s;
+
+	if (d->export_storage < 0)
+		return false;
+	s = &req->storage[d->export_storage];
+	if (mzc_frontier_le(s->upper, s->since))
+		*f = s->since;			/* empty collection: may start at its since */
+	else
+		*f = mzc_frontier_step_back(s->upper);
+	return true;
+}
+
+/*
+ * Step 4, SOFT: start where every transitive storage input is readable
+ * (after compute_warmup_frontiers).
+ */
+static bool
+warmup_upper(const mzc_asof_request *req, const mzc_asof_dataflow *d,
+			 mzc_frontier *f)
+{
+	(void) req;
+	*f = mzc_frontier_step_back(d->warm);
+	return true;
+}
+
+/* Step 5, SOFT: indexes keep the history their read policy asks for. */
+static bool
+policy_upper(const mzc_asof_request *req, const mzc_asof_dataflow *d,
+			 mzc_frontier *f)
+{
+	mzc_frontier w;
+
+	if (d->export_storage >= 0 || !d->has_policy)
+		return false;
+	w = d->warm.empty ? mzc_frontier_at(req->now) : d->warm;
+	*f = mzc_policy_frontier(&d->policy, w);
+	return true;
+}
+
+/* Step 6, SOFT: indexes are readable at the current time. */
+static bool
+now_upper(const mzc_asof_request *req, const mzc_asof_dataflow *d,
+		  mzc_frontier *f)
+{
+	if (d->export_storage >= 0)
+		return false;
+	*f = mzc_frontier_at(req->now);
+	return true;
+}
+
+mzc_status
+mzc_select_as_ofs(mzc_asof_request *req, mzc_asof_stats *stats,
+				  mzc_error *err)
+{
+	mzc_asof_stats local;
+	asof_ctx	cx;
+	int32_t		i;
+	mzc_status	st;
+
+	if (stats == NULL)
+		stats = &local;
+	stats->hard_failures = 0;
+	stats->soft_failures = 0;
+	stats->passes = 0;
+	stats->invalid_dataflow = -1;
+	if ((st = validate(req, stats, err)) != MZC_OK)
+		return st;
+	if ((st = check_acyclic(req, stats, err)) != MZC_OK)
+		return st;
+	cx.req = req;
+	cx.stats = stats;
+
+	init_bounds(req);
+	prune(req);
+	constrain_by_input_sinces(&cx);
+	propagate_lower_downstream(&cx);
+	constrain_uppers(&cx, HARD, export_upper);
+	propagate_upper_upstream(&cx);
 	compute_warmup_frontiers(&cx);
-	for (i = 0; i < req->ndataflows; i++)
-	{
-		mzc_asof_dataflow *d = &req->dataflows[i];
-
-		if (!d->pruned)
-			(void) apply(&cx, d, BOUND_UPPER, SOFT,
-						 mzc_frontier_step_back(d->warm));
-	}
+	constrain_uppers(&cx, SOFT, warmup_upper);
+	propagate_upper_upstream(&cx);
+	constrain_uppers(&cx, SOFT, policy_upper);
+	propagate_upper_upstream(&cx);
+	constrain_uppers(&cx, SOFT, now_upper);
 	propagate_upper_upstream(&cx);
 
-	/* SOFT: indexes keep the history their read policy asks for. */
-	for (i = 0; i < req->ndataflows; i++)
-	{
-		mzc_asof_dataflow *d = &req->dataflows[i];
-		mzc_frontier w;
-
-		if (d->pruned || d->export_storage >= 0 || !d->has_policy)
-			continue;
-		w = d->warm.empty ? mzc_frontier_at(req->now) : d->warm;
-		(void) apply(&cx, d, BOUND_UPPER, SOFT,
-					 mzc_policy_frontier(&d->policy, w));
-	}
-	propagate_upper_upstream(&cx);
-
-	/* SOFT: indexes are readable at the current time. */
-	for (i = 0; i < req->ndataflows; i++)
-	{
-		mzc_asof_dataflow *d = &req->dataflows[i];
-
-		if (!d->pruned && d->export_storage < 0)
-			(void) apply(&cx, d, BOUND_UPPER, SOFT, mzc_frontier_at(req->now));
-	}
-	propagate_upper_upstream(&cx);
-
+	/* Step 7: as_of = upper, {} if pruned. */
 	for (i = 0; i < req->ndataflows; i++)
 	{
 		mzc_asof_dataflow *d = &req->dataflows[i];

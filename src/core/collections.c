@@ -204,30 +204,43 @@ mzc_coll_reachable_edges(mzc_collections *set, int32_t slot)
 }
 
 /*
- * Checks plan->updates (consolidated) against the slot and reserves pool
- * nodes for them and for the propagation they may cause.  Changes nothing
- * that matters (only the traversal marks used by reachable_edges).
+ * Checks a consolidated batch of updates against the slot's capabilities
+ * (*ceff: what applying it would do) and that the pool has the nodes for
+ * them and for the propagation they may cause.  Changes nothing that
+ * matters (only the traversal marks used by reachable_edges).  Shared by
+ * prepare() and mzc_coll_update, whose batch has any length.
  */
 static mzc_status
-prepare(mzc_collections *set, int32_t slot, coll_plan *plan, mzc_error *err)
+check_batch(mzc_collections *set, int32_t slot, const mzc_update *updates,
+			int32_t n, mzc_counted_effect *ceff, mzc_error *err)
 {
 	mzc_status	st;
 	int32_t		reserve;
 
-	st = mzc_counted_check(set->pool, &set->slots[slot].caps,
-						   plan->updates, plan->n, &plan->effect, err);
+	st = mzc_counted_check(set->pool, &set->slots[slot].caps, updates, n,
+						   ceff, err);
 	if (st != MZC_OK)
 		return st;
-	reserve = plan->effect.nodes_needed - plan->effect.nodes_freed;
+	reserve = ceff->nodes_needed - ceff->nodes_freed;
 	if (reserve < 0)
 		reserve = 0;
-	if (plan->effect.changed)
+	if (ceff->changed)
 		reserve += reachable_edges(set, slot);
 	if (reserve > set->pool->nfree)
 		return mzc_fail(err, MZC_ERR_NO_SPACE,
 						"count pool is full: %d free nodes, up to %d needed",
 						(int) set->pool->nfree, (int) reserve);
 	return MZC_OK;
+}
+
+/*
+ * Checks plan->updates (consolidated) against the slot and reserves pool
+ * nodes for them and for the propagation they may cause (check_batch).
+ */
+static mzc_status
+prepare(mzc_collections *set, int32_t slot, coll_plan *plan, mzc_error *err)
+{
+	return check_batch(set, slot, plan->updates, plan->n, &plan->effect, err);
 }
 
 /*
@@ -328,18 +341,22 @@ effect_start(mzc_coll_effect *effect, mzc_frontier since)
 	effect->ngone = 0;
 }
 
-/* Applies a prepared plan; cannot fail. */
+/*
+ * Applies a batch that check_batch accepted (changed: whether it moves the
+ * slot's since), runs the propagation and completes effect; cannot fail.
+ * Shared by commit() and mzc_coll_update.
+ */
 static void
-commit(mzc_collections *set, int32_t slot, coll_plan *plan,
-	   mzc_coll_effect *effect)
+apply_batch(mzc_collections *set, int32_t slot, const mzc_update *updates,
+			int32_t n, bool changed, mzc_coll_effect *effect)
 {
 	mzc_collection *c = &set->slots[slot];
 
-	if (plan->n > 0 &&
-		mzc_counted_apply_consolidated(set->pool, &c->caps, plan->updates,
-									   plan->n, NULL, NULL) != MZC_OK)
+	if (n > 0 &&
+		mzc_counted_apply_consolidated(set->pool, &c->caps, updates, n,
+									   NULL, NULL) != MZC_OK)
 		set->internal_errors++;
-	if (plan->effect.changed)
+	if (changed)
 	{
 		mark_dirty(set, slot);
 		mark_pending(set, slot);
@@ -353,6 +370,15 @@ commit(mzc_collections *set, int32_t slot, coll_plan *plan,
 		effect->since_changed = !mzc_frontier_eq(effect->old_since,
 												 effect->new_since);
 	}
+}
+
+/* Applies a prepared plan; cannot fail. */
+static void
+commit(mzc_collections *set, int32_t slot, coll_plan *plan,
+	   mzc_coll_effect *effect)
+{
+	apply_batch(set, slot, plan->updates, plan->n, plan->effect.changed,
+				effect);
 }
 
 /* A plan that moves one count from old_f to new_f (either may be {}). */
@@ -382,16 +408,28 @@ plan_move(coll_plan *plan, mzc_frontier old_f, mzc_frontier new_f)
 	}
 }
 
-mzc_status
-mzc_coll_create(mzc_collections *set, const mzc_coll_create_args *args,
-				int32_t *slot_out, mzc_error *err)
+/* One count at since: the hold a new collection takes on each dependency (S5). */
+static mzc_update
+dep_hold_update(mzc_frontier since)
 {
-	mzc_frontier since;
-	int32_t		needed = 1;
+	mzc_update	u;
+
+	u.time = since.ts;
+	u.diff = 1;
+	return u;
+}
+
+/*
+ * Checks the arguments of mzc_coll_create: the dependency list (live,
+ * ACTIVE, distinct), the frontiers and the registration time, and that a
+ * slot is free.
+ */
+static mzc_status
+check_create_args(const mzc_collections *set, const mzc_coll_create_args *args,
+				  mzc_error *err)
+{
 	int32_t		i,
-				j,
-				slot;
-	mzc_collection *c;
+				j;
 	mzc_status	st;
 
 	if (args->ndeps < 0 || args->ndeps > MZC_COLL_MAX_DEPS)
@@ -428,8 +466,20 @@ mzc_coll_create(mzc_collections *set, const mzc_coll_create_args *args,
 		return mzc_fail(err, MZC_ERR_NO_SPACE,
 						"no free collection slot (capacity %d)",
 						(int) set->capacity);
+	return MZC_OK;
+}
 
-	/* S3, S4: the initial since. */
+/*
+ * S3, S4: the initial since of a new collection; with hold_deps_at_since
+ * (C1), checks instead that no dependency's since is beyond it.
+ */
+static mzc_status
+initial_since(const mzc_collections *set, const mzc_coll_create_args *args,
+			  mzc_frontier *since_out, mzc_error *err)
+{
+	mzc_frontier since;
+	int32_t		i;
+
 	since = mzc_frontier_join(args->shard_since, args->requested_since);
 	if (args->is_table && mzc_frontier_eq(since, mzc_frontier_at(0)))
 		since = mzc_frontier_at(args->register_ts);
@@ -448,15 +498,27 @@ mzc_coll_create(mzc_collections *set, const mzc_coll_create_args *args,
 	if (since.empty)
 		return mzc_fail(err, MZC_ERR_INVALID,
 						"initial since is empty: nothing would be readable");
+	*since_out = since;
+	return MZC_OK;
+}
 
-	/* S5: the dependency holds must be installable. */
+/*
+ * S5: the dependency holds at since must be installable, and the pool must
+ * have the nodes for them and for the new collection's own capability.
+ */
+static mzc_status
+check_dep_holds(const mzc_collections *set, const mzc_coll_create_args *args,
+				mzc_frontier since, mzc_error *err)
+{
+	int32_t		needed = 1;
+	int32_t		i;
+	mzc_status	st;
+
 	for (i = 0; i < args->ndeps; i++)
 	{
-		mzc_update	u;
+		mzc_update	u = dep_hold_update(since);
 		mzc_counted_effect eff;
 
-		u.time = since.ts;
-		u.diff = 1;
 		st = mzc_counted_check(set->pool, &set->slots[args->deps[i]].caps,
 							   &u, 1, &eff, err);
 		if (st != MZC_OK)
@@ -467,10 +529,22 @@ mzc_coll_create(mzc_collections *set, const mzc_coll_create_args *args,
 		return mzc_fail(err, MZC_ERR_NO_SPACE,
 						"count pool is full: %d free nodes, %d needed",
 						(int) set->pool->nfree, (int) needed);
+	return MZC_OK;
+}
 
-	/* Nothing can fail from here on. */
-	slot = set->free_head;
-	c = &set->slots[slot];
+/*
+ * Takes the first free slot and makes it an ACTIVE collection at since,
+ * holding its dependencies there; returns the slot.  Everything was
+ * checked: cannot fail.
+ */
+static int32_t
+install_collection(mzc_collections *set, const mzc_coll_create_args *args,
+				   mzc_frontier since)
+{
+	int32_t		slot = set->free_head;
+	mzc_collection *c = &set->slots[slot];
+	int32_t		i;
+
 	set->free_head = c->free_next;
 	set->nfree--;
 
@@ -486,12 +560,10 @@ mzc_coll_create(mzc_collections *set, const mzc_coll_create_args *args,
 	c->ndeps = args->ndeps;
 	for (i = 0; i < args->ndeps; i++)
 	{
-		mzc_update	u;
+		mzc_update	u = dep_hold_update(since);
 		int32_t		d = args->deps[i];
 
 		c->deps[i] = d;
-		u.time = since.ts;
-		u.diff = 1;
 		if (mzc_counted_apply_consolidated(set->pool, &set->slots[d].caps,
 										   &u, 1, NULL, NULL) != MZC_OK)
 			set->internal_errors++;
@@ -507,7 +579,22 @@ mzc_coll_create(mzc_collections *set, const mzc_coll_create_args *args,
 	c->dirty_next = MZC_NIL;
 	c->free_next = MZC_NIL;
 	mark_dirty(set, slot);
-	*slot_out = slot;
+	return slot;
+}
+
+mzc_status
+mzc_coll_create(mzc_collections *set, const mzc_coll_create_args *args,
+				int32_t *slot_out, mzc_error *err)
+{
+	mzc_frontier since;
+	mzc_status	st;
+
+	if ((st = check_create_args(set, args, err)) != MZC_OK ||
+		(st = initial_since(set, args, &since, err)) != MZC_OK ||
+		(st = check_dep_holds(set, args, since, err)) != MZC_OK)
+		return st;
+	/* Nothing can fail from here on. */
+	*slot_out = install_collection(set, args, since);
 	return MZC_OK;
 }
 
@@ -658,44 +745,15 @@ mzc_coll_update(mzc_collections *set, int32_t slot, mzc_update *updates,
 {
 	mzc_status	st;
 	mzc_counted_effect ceff;
-	int32_t		reserve;
 
 	if ((st = require_live(set, slot, err)) != MZC_OK)
 		return st;
 	if ((st = mzc_updates_consolidate(updates, &n, err)) != MZC_OK)
 		return st;
-	st = mzc_counted_check(set->pool, &set->slots[slot].caps, updates, n,
-						   &ceff, err);
-	if (st != MZC_OK)
+	if ((st = check_batch(set, slot, updates, n, &ceff, err)) != MZC_OK)
 		return st;
-	reserve = ceff.nodes_needed - ceff.nodes_freed;
-	if (reserve < 0)
-		reserve = 0;
-	if (ceff.changed)
-		reserve += reachable_edges(set, slot);
-	if (reserve > set->pool->nfree)
-		return mzc_fail(err, MZC_ERR_NO_SPACE,
-						"count pool is full: %d free nodes, up to %d needed",
-						(int) set->pool->nfree, (int) reserve);
-
 	effect_start(effect, mzc_coll_since(set, slot));
-	if (mzc_counted_apply_consolidated(set->pool, &set->slots[slot].caps,
-									   updates, n, NULL, NULL) != MZC_OK)
-		set->internal_errors++;
-	if (ceff.changed)
-	{
-		mark_dirty(set, slot);
-		mark_pending(set, slot);
-		if (effect != NULL)
-			effect->nsince_changes++;
-	}
-	propagate(set, effect);
-	if (effect != NULL)
-	{
-		effect->new_since = mzc_coll_since(set, slot);
-		effect->since_changed = !mzc_frontier_eq(effect->old_since,
-												 effect->new_since);
-	}
+	apply_batch(set, slot, updates, n, ceff.changed, effect);
 	return MZC_OK;
 }
 
@@ -770,22 +828,21 @@ mzc_colls_clear_dirty(mzc_collections *set)
 	set->ndirty = 0;
 }
 
-mzc_status
-mzc_colls_validate(const mzc_collections *set, mzc_error *err)
+/* What mzc_colls_validate adds up over the slots. */
+typedef struct validate_totals
+{
+	int32_t		nodes;			/* pool nodes in the slots' counted lists */
+	int64_t		edges;			/* dependency edges of live slots */
+	int64_t		dependents;		/* ndependents of live slots */
+} validate_totals;
+
+/* The free slot list: FREE slots only, no cycle, as long as nfree says. */
+static mzc_status
+validate_free_list(const mzc_collections *set, mzc_error *err)
 {
 	int32_t		i,
-				j,
-				nfree = 0,
-				nodes = 0;
-	int64_t		total_edges = 0,
-				total_dependents = 0;
-	mzc_status	st;
+				nfree = 0;
 
-	if (set->internal_errors != 0)
-		return mzc_fail(err, MZC_ERR_STATE, "%d internal errors occurred",
-						(int) set->internal_errors);
-	if (set->pending_head != MZC_NIL)
-		return mzc_fail(err, MZC_ERR_STATE, "propagation left work pending");
 	for (i = set->free_head; i != MZC_NIL; i = set->slots[i].free_next)
 	{
 		if (!slot_in_range(set, i) || set->slots[i].state != MZC_COLL_FREE)
@@ -795,100 +852,165 @@ mzc_colls_validate(const mzc_collections *set, mzc_error *err)
 	}
 	if (nfree != set->nfree)
 		return mzc_fail(err, MZC_ERR_STATE, "free slot count mismatch");
+	return MZC_OK;
+}
 
-	for (i = 0; i < set->capacity; i++)
+/*
+ * A live slot's since against its state: a DROPPED slot has no implied
+ * capability and a since; an ACTIVE one holds a count at its implied
+ * capability, which its since is not ahead of.
+ */
+static mzc_status
+validate_implied(const mzc_collections *set, int32_t i, mzc_frontier since,
+				 mzc_error *err)
+{
+	const mzc_collection *c = &set->slots[i];
+
+	if (c->state == MZC_COLL_DROPPED)
 	{
-		const mzc_collection *c = &set->slots[i];
-		mzc_frontier since;
-		int32_t		dependents = 0;
-
-		if ((st = mzc_counted_validate(set->pool, &c->caps, err)) != MZC_OK)
-			return st;
-		nodes += c->caps.ndistinct;
-		if (c->state == MZC_COLL_FREE)
-		{
-			if (c->caps.ndistinct != 0)
-				return mzc_fail(err, MZC_ERR_STATE,
-								"free slot %d has capabilities", (int) i);
-			continue;
-		}
-		since = mzc_counted_frontier(set->pool, &c->caps);
-		if (!mzc_frontier_eq(since, c->dep_hold))
+		if (!c->implied.empty || since.empty)
 			return mzc_fail(err, MZC_ERR_STATE,
-							"slot %d holds its dependencies at a stale frontier",
-							(int) i);
-		if (c->state == MZC_COLL_GONE)
-		{
-			if (!since.empty)
-				return mzc_fail(err, MZC_ERR_STATE,
-								"gone slot %d still has capabilities", (int) i);
-			continue;
-		}
-		if (c->state == MZC_COLL_DROPPED)
-		{
-			if (!c->implied.empty || since.empty)
-				return mzc_fail(err, MZC_ERR_STATE,
-								"dropped slot %d is inconsistent", (int) i);
-		}
-		else
-		{
-			if (c->implied.empty ||
-				mzc_counted_count_at(set->pool, &c->caps, c->implied.ts) < 1)
-				return mzc_fail(err, MZC_ERR_STATE,
-								"slot %d lacks its implied capability", (int) i);
-			if (!mzc_frontier_le(since, c->implied))
-				return mzc_fail(err, MZC_ERR_STATE,
-								"slot %d since is ahead of its implied capability",
-								(int) i);
-		}
-		for (j = 0; j < c->ndeps; j++)
-		{
-			const mzc_collection *d;
-
-			if (!mzc_coll_live(set, c->deps[j]))
-				return mzc_fail(err, MZC_ERR_STATE,
-								"slot %d depends on a missing slot", (int) i);
-			d = &set->slots[c->deps[j]];
-			if (d->birth >= c->birth)
-				return mzc_fail(err, MZC_ERR_STATE,
-								"slot %d depends on a younger slot", (int) i);
-			if (mzc_counted_count_at(set->pool, &d->caps, since.ts) < 1)
-				return mzc_fail(err, MZC_ERR_STATE,
-								"slot %d has no hold on dependency %d",
-								(int) i, (int) c->deps[j]);
-		}
-		if (mzc_coll_live(set, i))
-		{
-			total_edges += c->ndeps;
-			total_dependents += c->ndependents;
-		}
-		if (set->capacity > MZC_VALIDATE_EXACT_LIMIT)
-			continue;
-		/* Small sets: count each slot's dependents exactly (quadratic). */
-		for (j = 0; j < set->capacity; j++)
-		{
-			const mzc_collection *o = &set->slots[j];
-			int32_t		k;
-
-			if (!mzc_coll_live(set, j))
-				continue;
-			for (k = 0; k < o->ndeps; k++)
-				if (o->deps[k] == i)
-					dependents++;
-		}
-		if (dependents != c->ndependents)
-			return mzc_fail(err, MZC_ERR_STATE,
-							"slot %d has %d dependents, header says %d",
-							(int) i, (int) dependents, (int) c->ndependents);
+							"dropped slot %d is inconsistent", (int) i);
+		return MZC_OK;
 	}
-	if (total_edges != total_dependents)
+	if (c->implied.empty ||
+		mzc_counted_count_at(set->pool, &c->caps, c->implied.ts) < 1)
+		return mzc_fail(err, MZC_ERR_STATE,
+						"slot %d lacks its implied capability", (int) i);
+	if (!mzc_frontier_le(since, c->implied))
+		return mzc_fail(err, MZC_ERR_STATE,
+						"slot %d since is ahead of its implied capability",
+						(int) i);
+	return MZC_OK;
+}
+
+/* Each dependency of slot i is live, older, and held by it at since. */
+static mzc_status
+validate_deps(const mzc_collections *set, int32_t i, mzc_frontier since,
+			  mzc_error *err)
+{
+	const mzc_collection *c = &set->slots[i];
+	int32_t		j;
+
+	for (j = 0; j < c->ndeps; j++)
+	{
+		const mzc_collection *d;
+
+		if (!mzc_coll_live(set, c->deps[j]))
+			return mzc_fail(err, MZC_ERR_STATE,
+							"slot %d depends on a missing slot", (int) i);
+		d = &set->slots[c->deps[j]];
+		if (d->birth >= c->birth)
+			return mzc_fail(err, MZC_ERR_STATE,
+							"slot %d depends on a younger slot", (int) i);
+		if (mzc_counted_count_at(set->pool, &d->caps, since.ts) < 1)
+			return mzc_fail(err, MZC_ERR_STATE,
+							"slot %d has no hold on dependency %d",
+							(int) i, (int) c->deps[j]);
+	}
+	return MZC_OK;
+}
+
+/* The live slots that list slot i as a dependency (quadratic overall). */
+static int32_t
+count_dependents(const mzc_collections *set, int32_t i)
+{
+	int32_t		dependents = 0,
+				j,
+				k;
+
+	for (j = 0; j < set->capacity; j++)
+	{
+		const mzc_collection *o = &set->slots[j];
+
+		if (!mzc_coll_live(set, j))
+			continue;
+		for (k = 0; k < o->ndeps; k++)
+			if (o->deps[k] == i)
+				dependents++;
+	}
+	return dependents;
+}
+
+/*
+ * Checks slot i (see mzc_colls_validate) and adds it to the totals: its
+ * counted list, its since against its state and dependency holds, and in
+ * small sets its exact number of dependents.
+ */
+static mzc_status
+validate_slot(const mzc_collections *set, int32_t i, validate_totals *tot,
+			  mzc_error *err)
+{
+	const mzc_collection *c = &set->slots[i];
+	mzc_frontier since;
+	int32_t		dependents;
+	mzc_status	st;
+
+	if ((st = mzc_counted_validate(set->pool, &c->caps, err)) != MZC_OK)
+		return st;
+	tot->nodes += c->caps.ndistinct;
+	if (c->state == MZC_COLL_FREE)
+	{
+		if (c->caps.ndistinct != 0)
+			return mzc_fail(err, MZC_ERR_STATE,
+							"free slot %d has capabilities", (int) i);
+		return MZC_OK;
+	}
+	since = mzc_counted_frontier(set->pool, &c->caps);
+	if (!mzc_frontier_eq(since, c->dep_hold))
+		return mzc_fail(err, MZC_ERR_STATE,
+						"slot %d holds its dependencies at a stale frontier",
+						(int) i);
+	if (c->state == MZC_COLL_GONE)
+	{
+		if (!since.empty)
+			return mzc_fail(err, MZC_ERR_STATE,
+							"gone slot %d still has capabilities", (int) i);
+		return MZC_OK;
+	}
+	if ((st = validate_implied(set, i, since, err)) != MZC_OK ||
+		(st = validate_deps(set, i, since, err)) != MZC_OK)
+		return st;
+	if (mzc_coll_live(set, i))
+	{
+		tot->edges += c->ndeps;
+		tot->dependents += c->ndependents;
+	}
+	if (set->capacity > MZC_VALIDATE_EXACT_LIMIT)
+		return MZC_OK;
+	dependents = count_dependents(set, i);
+	if (dependents != c->ndependents)
+		return mzc_fail(err, MZC_ERR_STATE,
+						"slot %d has %d dependents, header says %d",
+						(int) i, (int) dependents, (int) c->ndependents);
+	return MZC_OK;
+}
+
+mzc_status
+mzc_colls_validate(const mzc_collections *set, mzc_error *err)
+{
+	validate_totals tot = {0, 0, 0};
+	int32_t		i;
+	mzc_status	st;
+
+	if (set->internal_errors != 0)
+		return mzc_fail(err, MZC_ERR_STATE, "%d internal errors occurred",
+						(int) set->internal_errors);
+	if (set->pending_head != MZC_NIL)
+		return mzc_fail(err, MZC_ERR_STATE, "propagation left work pending");
+	if ((st = validate_free_list(set, err)) != MZC_OK)
+		return st;
+	for (i = 0; i < set->capacity; i++)
+		if ((st = validate_slot(set, i, &tot, err)) != MZC_OK)
+			return st;
+	if (tot.edges != tot.dependents)
 		return mzc_fail(err, MZC_ERR_STATE,
 						"%lld dependency edges but %lld dependents recorded",
-						(long long) total_edges, (long long) total_dependents);
-	if (nodes != set->pool->capacity - set->pool->nfree)
+						(long long) tot.edges, (long long) tot.dependents);
+	if (tot.nodes != set->pool->capacity - set->pool->nfree)
 		return mzc_fail(err, MZC_ERR_STATE,
 						"pool accounting: %d nodes in use, %d in lists",
 						(int) (set->pool->capacity - set->pool->nfree),
-						(int) nodes);
+						(int) tot.nodes);
 	return mzc_count_pool_validate(set->pool, err);
 }

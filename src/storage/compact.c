@@ -179,61 +179,48 @@ read_compacted(int64 gid, bool *found)
 }
 
 /*
- * Compact h's history up to `since` (at most the collection's since).  With
- * wait = false, gives up (returns false) instead of waiting for a lock.
+ * Lock h's history for a compaction and open it, or NULL: with wait =
+ * false, when the lock is not free; in any case, when the history was
+ * dropped meanwhile.
+ *
+ * One compaction of a history at a time; writers (ROW EXCLUSIVE) are not
+ * affected.  The lock also keeps the history's columns as they are
+ * (following an ALTER TABLE alters the history).  The columns come from
+ * the history itself, so the relation is not locked: not even a TRUNCATE
+ * of it waits for a compaction.
  */
-static bool
-compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
+static Relation
+open_history_for_compaction(const MzcHistory *h, bool wait)
 {
-	Relation	hrel;
-	TupleDesc	desc;
+	if (wait)
+		LockRelationOid(h->histid, ShareUpdateExclusiveLock);
+	else if (!ConditionalLockRelationOid(h->histid, ShareUpdateExclusiveLock))
+		return NULL;
+	return try_table_open(h->histid, NoLock);	/* NULL: dropped meanwhile */
+}
+
+/* Append name to a comma-separated list. */
+static void
+append_list_item(StringInfo list, const char *name)
+{
+	appendStringInfo(list, "%s%s", list->len ? ", " : "", name);
+}
+
+/*
+ * The compaction statement of h's history hrel (qhist: its quoted name),
+ * $1 being the time to compact to: see the file header.  Columns whose
+ * equality is byte identity are grouped by value, the others by their
+ * image, and aggregated with mzcoord._any.
+ */
+static char *
+compaction_sql(const MzcHistory *h, Relation hrel, const char *qhist)
+{
+	TupleDesc	desc = RelationGetDescr(hrel);
 	StringInfoData cols;
 	StringInfoData sel;
 	StringInfoData grp;
 	StringInfoData img;
 	StringInfoData sql;
-	char	   *qhist;
-	SPIPlanPtr	plan;
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(since)};
-	Oid			save_user;
-	int			save_sec;
-	int			save_nest;
-	int64		compacted;
-	bool		found;
-	bool		isnull;
-
-	memset(res, 0, sizeof(*res));
-
-	/*
-	 * One compaction of a history at a time; writers (ROW EXCLUSIVE) are not
-	 * affected.  The lock also keeps the history's columns as they are
-	 * (following an ALTER TABLE alters the history).  The columns come from
-	 * the history itself, so the relation is not locked: not even a TRUNCATE
-	 * of it waits for a compaction.
-	 */
-	if (wait)
-		LockRelationOid(h->histid, ShareUpdateExclusiveLock);
-	else if (!ConditionalLockRelationOid(h->histid, ShareUpdateExclusiveLock))
-		return false;
-	hrel = try_table_open(h->histid, NoLock);
-	if (hrel == NULL)
-		return false;			/* dropped meanwhile */
-	desc = RelationGetDescr(hrel);
-
-	save_nest = mzcoord_become_owner(h->owner, &save_user, &save_sec);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-
-	compacted = read_compacted(h->gid, &found);
-	res->frontier = compacted;
-	if (!found || since <= compacted)
-	{
-		SPI_finish();
-		mzcoord_restore_user(save_user, save_sec, save_nest);
-		table_close(hrel, NoLock);
-		return true;
-	}
 
 	initStringInfo(&cols);
 	initStringInfo(&sel);
@@ -242,32 +229,28 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
-		const char *name = NameStr(att->attname);
+		const char *name = quote_identifier(NameStr(att->attname));
 
 		if (att->attisdropped || att->attnum == h->ts_attno ||
 			att->attnum == h->diff_attno)
 			continue;
-		appendStringInfo(&cols, "%s, ", quote_identifier(name));
+		appendStringInfo(&cols, "%s, ", name);
 		if (groups_by_value(att->atttypid, att->attcollation))
 		{
-			appendStringInfo(&sel, "%s, ", quote_identifier(name));
-			appendStringInfo(&grp, "%s%s", grp.len ? ", " : "", quote_identifier(name));
+			appendStringInfo(&sel, "%s, ", name);
+			append_list_item(&grp, name);
 		}
 		else
 		{
-			appendStringInfo(&sel, "mzcoord._any(%s) AS %s, ",
-							 quote_identifier(name), quote_identifier(name));
-			appendStringInfo(&img, "%s%s", img.len ? ", " : "", quote_identifier(name));
+			appendStringInfo(&sel, "mzcoord._any(%s) AS %s, ", name, name);
+			append_list_item(&img, name);
 		}
 	}
 	if (img.len > 0)
-		appendStringInfo(&grp, "%smzcoord._row_image(%s)", grp.len ? ", " : "",
-						 img.data);
+		append_list_item(&grp, psprintf("mzcoord._row_image(%s)", img.data));
 	if (grp.len == 0)
 		appendStringInfoString(&grp, "()");
 
-	qhist = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(hrel)),
-									   RelationGetRelationName(hrel));
 	initStringInfo(&sql);
 	appendStringInfo(&sql,
 					 "WITH moved AS ("
@@ -285,7 +268,23 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 					 "        (SELECT pg_catalog.count(*) FROM written)",
 					 qhist, cols.data, sel.data, grp.data, qhist, cols.data,
 					 cols.data);
-	plan = SPI_prepare(sql.data, 1, argtypes);
+	return sql.data;
+}
+
+/*
+ * Run the compaction statement sql of history qhist up to since, with a
+ * fresh snapshot; res gets the rows it moved and wrote (SPI connected).
+ */
+static void
+run_compaction(const char *sql, const char *qhist, int64 since,
+			   MzcCompaction *res)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(since)};
+	SPIPlanPtr	plan;
+	bool		isnull;
+
+	plan = SPI_prepare(sql, 1, argtypes);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare the compaction of %s: %s", qhist,
 			 SPI_result_code_string(SPI_result));
@@ -297,30 +296,69 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 											   SPI_tuptable->tupdesc, 1, &isnull));
 	res->rows_out = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 												SPI_tuptable->tupdesc, 2, &isnull));
+}
 
+/*
+ * Record in mzcoord.storage that gid's history (qhist) is compacted to
+ * since, leaving rows_out rows there (SPI connected).
+ */
+static void
+record_compaction(int64 gid, const char *qhist, int64 since, int64 rows_out)
+{
+	Oid			argtypes[3] = {TEXTOID, INT8OID, INT8OID};
+	Datum		values[3];
+	SPIPlanPtr	plan;
+
+	values[0] = CStringGetTextDatum(mzcoord_gid_text(gid));
+	values[1] = Int64GetDatum(since);
+	values[2] = Int64GetDatum(rows_out);
+	plan = SPI_prepare("UPDATE mzcoord.storage"
+					   "   SET compacted = $2, compacted_rows = $3,"
+					   "       compacted_at = pg_catalog.now(),"
+					   "       compactions = compactions OPERATOR(pg_catalog.+) 1"
+					   " WHERE global_id OPERATOR(pg_catalog.=) $1", 3, argtypes);
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, false, true, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record the compaction of %s", qhist);
+}
+
+/*
+ * Compact h's history up to `since` (at most the collection's since).  With
+ * wait = false, gives up (returns false) instead of waiting for a lock.
+ */
+static bool
+compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
+{
+	Relation	hrel;
+	char	   *qhist;
+	Oid			save_user;
+	int			save_sec;
+	int			save_nest;
+	bool		found;
+
+	memset(res, 0, sizeof(*res));
+	hrel = open_history_for_compaction(h, wait);
+	if (hrel == NULL)
+		return false;
+
+	save_nest = mzcoord_become_owner(h->owner, &save_user, &save_sec);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	res->frontier = read_compacted(h->gid, &found);
+	if (found && since > res->frontier)
 	{
-		Oid			a2[3] = {TEXTOID, INT8OID, INT8OID};
-		Datum		v2[3];
-
-		v2[0] = CStringGetTextDatum(mzcoord_gid_text(h->gid));
-		v2[1] = Int64GetDatum(since);
-		v2[2] = Int64GetDatum(res->rows_out);
-		plan = SPI_prepare("UPDATE mzcoord.storage"
-						   "   SET compacted = $2, compacted_rows = $3,"
-						   "       compacted_at = pg_catalog.now(),"
-						   "       compactions = compactions OPERATOR(pg_catalog.+) 1"
-						   " WHERE global_id OPERATOR(pg_catalog.=) $1", 3, a2);
-		if (plan == NULL ||
-			SPI_execute_snapshot(plan, v2, NULL, GetLatestSnapshot(),
-								 InvalidSnapshot, false, true, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not record the compaction of %s", qhist);
+		qhist = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(hrel)),
+										   RelationGetRelationName(hrel));
+		run_compaction(compaction_sql(h, hrel, qhist), qhist, since, res);
+		record_compaction(h->gid, qhist, since, res->rows_out);
+		res->frontier = since;
+		res->compacted = true;
 	}
 	SPI_finish();
 	mzcoord_restore_user(save_user, save_sec, save_nest);
 	table_close(hrel, NoLock);
-
-	res->frontier = since;
-	res->compacted = true;
 	return true;
 }
 
@@ -633,6 +671,130 @@ compact_one(MzcCompactState *st, int64 since)
 }
 
 /*
+ * Create the coordinator's compaction memory context and its table of
+ * states, once per process.
+ */
+static void
+compact_states_init(void)
+{
+	HASHCTL		ctl;
+
+	if (compact_cxt != NULL)
+		return;
+	compact_cxt = AllocSetContextCreate(TopMemoryContext, "mzcoord compaction",
+										ALLOCSET_DEFAULT_SIZES);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = sizeof(MzcCompactState);
+	ctl.hcxt = TopMemoryContext;
+	compact_states = hash_create("mzcoord compaction states", 256, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/* Does a collection of this kind have a history? */
+static bool
+kind_has_history(MzcKind kind)
+{
+	return kind == MZC_KIND_TABLE || kind == MZC_KIND_SOURCE;
+}
+
+/*
+ * Load the states of the collections with a history among infos[0..n)
+ * that were not loaded in this round (in a transaction).
+ */
+static void
+load_missing_states(const MzcCollectionInfo *infos, int n)
+{
+	int64	   *missing = palloc(sizeof(int64) * n);
+	int			nmissing = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		const MzcCollectionInfo *c = &infos[i];
+		MzcCompactState *st;
+
+		if (!kind_has_history(c->kind))
+			continue;
+		st = hash_search(compact_states, &c->gid, HASH_FIND, NULL);
+		if (st == NULL || st->round != scan_round)
+			missing[nmissing++] = c->gid;
+	}
+	if (nmissing > 0)
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		load_states(missing, nmissing);
+		SPI_finish();
+	}
+}
+
+/*
+ * Is collection c, whose state is loaded, due for compaction at now (see
+ * compaction_due)?  If so, *since gets how far (in a transaction).
+ */
+static bool
+collection_due(const MzcCollectionInfo *c, TimestampTz now, int64 *since)
+{
+	MzcCompactState *st;
+
+	if (!kind_has_history(c->kind) || c->since.empty)
+		return false;
+	st = hash_search(compact_states, &c->gid, HASH_FIND, NULL);
+	if (st == NULL || !st->known)
+		return false;
+	*since = compaction_target(c);
+	return *since >= 0 && compaction_due(st, *since, now);
+}
+
+/*
+ * The collections among infos[0..n) due for compaction at now, into
+ * due_gid and due_since (up to where); returns their number (in a
+ * transaction).
+ */
+static int
+find_due(const MzcCollectionInfo *infos, int n, TimestampTz now,
+		 int64 *due_gid, int64 *due_since)
+{
+	int			ndue = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (collection_due(&infos[i], now, &due_since[ndue]))
+			due_gid[ndue++] = infos[i].gid;
+	}
+	return ndue;
+}
+
+/*
+ * In one transaction: load the states of infos[0..n) and find those due
+ * for compaction (see find_due).  Returns -1, having looked at nothing, if
+ * the extension is not ready.  Leaves compact_cxt current.
+ */
+static int
+select_due(const MzcCollectionInfo *infos, int n, TimestampTz now,
+		   int64 *due_gid, int64 *due_since)
+{
+	int			ndue;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	MemoryContextSwitchTo(compact_cxt);
+	if (!mzcoord_extension_ready())
+	{
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		return -1;
+	}
+	load_missing_states(infos, n);
+	ndue = find_due(infos, n, now, due_gid, due_since);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(compact_cxt);
+	return ndue;
+}
+
+/*
  * The coordinator's compaction step, after its tick committed (outside a
  * transaction).
  */
@@ -643,11 +805,9 @@ mzcoord_storage_tick(void)
 	MzcCollectionInfo *infos;
 	int			n;
 	int			nwin;
-	int64	   *missing;
-	int			nmissing = 0;
 	int64	   *due_gid;
 	int64	   *due_since;
-	int			ndue = 0;
+	int			ndue;
 	TimestampTz start = GetCurrentTimestamp();
 	TimestampTz deadline = TimestampTzPlusMilliseconds(start,
 													   Max(mzcoord_tick_interval / 2, 20));
@@ -656,19 +816,7 @@ mzcoord_storage_tick(void)
 	if (!mzcoord_auto_compact)
 		return;
 
-	if (compact_cxt == NULL)
-	{
-		HASHCTL		ctl;
-
-		compact_cxt = AllocSetContextCreate(TopMemoryContext, "mzcoord compaction",
-											ALLOCSET_DEFAULT_SIZES);
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(int64);
-		ctl.entrysize = sizeof(MzcCompactState);
-		ctl.hcxt = TopMemoryContext;
-		compact_states = hash_create("mzcoord compaction states", 256, &ctl,
-									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
+	compact_states_init();
 	MemoryContextReset(compact_cxt);
 	MemoryContextSwitchTo(compact_cxt);
 
@@ -684,63 +832,14 @@ mzcoord_storage_tick(void)
 		new_round();
 	}
 	nwin = Min(MZC_COMPACT_SCAN, n - scan_pos);
-	missing = palloc(sizeof(int64) * nwin);
 	due_gid = palloc(sizeof(int64) * nwin);
 	due_since = palloc(sizeof(int64) * nwin);
-
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	MemoryContextSwitchTo(compact_cxt);
-	if (!mzcoord_extension_ready())
+	ndue = select_due(&infos[scan_pos], nwin, start, due_gid, due_since);
+	if (ndue < 0)
 	{
-		PopActiveSnapshot();
-		CommitTransactionCommand();
 		MemoryContextSwitchTo(oldcxt);
 		return;
 	}
-	for (int i = scan_pos; i < scan_pos + nwin; i++)
-	{
-		MzcCollectionInfo *c = &infos[i];
-
-		MzcCompactState *st;
-
-		if (c->kind != MZC_KIND_TABLE && c->kind != MZC_KIND_SOURCE)
-			continue;
-		st = hash_search(compact_states, &c->gid, HASH_FIND, NULL);
-		if (st == NULL || st->round != scan_round)
-			missing[nmissing++] = c->gid;
-	}
-	if (nmissing > 0)
-	{
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		load_states(missing, nmissing);
-		SPI_finish();
-	}
-	for (int i = scan_pos; i < scan_pos + nwin; i++)
-	{
-		MzcCollectionInfo *c = &infos[i];
-		MzcCompactState *st;
-
-		if (c->kind != MZC_KIND_TABLE && c->kind != MZC_KIND_SOURCE)
-			continue;
-		if (c->since.empty)
-			continue;
-		st = hash_search(compact_states, &c->gid, HASH_FIND, NULL);
-		if (st == NULL || !st->known)
-			continue;
-		if (compaction_target(c) >= 0 &&
-			compaction_due(st, compaction_target(c), start))
-		{
-			due_gid[ndue] = c->gid;
-			due_since[ndue] = compaction_target(c);
-			ndue++;
-		}
-	}
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	MemoryContextSwitchTo(compact_cxt);
 	scan_pos += nwin;
 
 	for (int i = 0; i < ndue; i++)

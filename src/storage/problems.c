@@ -212,6 +212,156 @@ check_above_upper(ProblemSink *sink, StorageCheckRow *r, Relation hrel)
 						 (int64) latest));
 }
 
+/* One "check" problem per row of sql, which selects the objects (SPI connected). */
+static void
+report_query_rows(ProblemSink *sink, const char *check, const char *sql)
+{
+	mzcoord_spi_exec(sql, SPI_OK_SELECT);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		problem(sink, check,
+				SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1), NULL);
+}
+
+/*
+ * The rows of mzcoord.storage, in global id order, allocated in caller
+ * (SPI connected); *nrows gets their number.
+ */
+static StorageCheckRow *
+read_storage_rows(MemoryContext caller, int *nrows)
+{
+	StorageCheckRow *rows = NULL;
+
+	*nrows = 0;
+	mzcoord_spi_exec("SELECT global_id, relation::pg_catalog.oid, kind,"
+			 "       history::pg_catalog.oid, compacted"
+			 "  FROM mzcoord.storage ORDER BY pg_catalog.substr(global_id, 2)::pg_catalog.int8",
+			 SPI_OK_SELECT);
+	if (SPI_processed > 0)
+		rows = MemoryContextAlloc(caller, sizeof(StorageCheckRow) * SPI_processed);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		StorageCheckRow *r = &rows[(*nrows)++];
+		bool		isnull;
+		MemoryContext old = MemoryContextSwitchTo(caller);
+
+		r->gid = SPI_getvalue(tup, desc, 1);
+		MemoryContextSwitchTo(old);
+		r->relid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
+		if (!mzcoord_kind_parse(SPI_getvalue(tup, desc, 3), &r->kind))
+			r->kind = MZC_KIND_TABLE;
+		r->histid = DatumGetObjectId(SPI_getbinval(tup, desc, 4, &isnull));
+		r->compacted = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
+	}
+	return rows;
+}
+
+/*
+ * A table's four capture triggers (fn: mzcoord._capture), or a source's
+ * guard (fn: mzcoord._source_guard), are all there and enabled.
+ */
+static void
+check_triggers(ProblemSink *sink, StorageCheckRow *r, Relation rel, Oid fn)
+{
+	int			want = r->kind == MZC_KIND_TABLE ? 4 : 1;
+	int			enabled = 0;
+
+	if (rel->trigdesc != NULL)
+		for (int t = 0; t < rel->trigdesc->numtriggers; t++)
+		{
+			Trigger    *trig = &rel->trigdesc->triggers[t];
+
+			if (trig->tgfoid == fn && trig->tgenabled != TRIGGER_DISABLED)
+				enabled++;
+		}
+	if (enabled != want)
+		problem(sink, r->kind == MZC_KIND_TABLE ? "capture triggers missing or disabled" :
+				"source guard missing or disabled", r->gid,
+				psprintf("%s has %d of its %d triggers enabled",
+						 RelationGetRelationName(rel), enabled, want));
+}
+
+/*
+ * Nothing below the compacted frontier, which is not beyond the since; for
+ * a table, nothing above the table timeline either.  The frontier was read
+ * with a fresh snapshot, so the rows are counted with a still fresher one:
+ * a compaction committed between the two would otherwise leave rows
+ * "below" it.
+ */
+static void
+check_compaction(ProblemSink *sink, StorageCheckRow *r, Relation hrel)
+{
+	int64		below = count_history(hrel, "<", r->compacted, true);
+	int64		gid;
+	MzcCollectionInfo info;
+
+	if (below > 0)
+		problem(sink, "history below its compacted frontier", r->gid,
+				psprintf("%lld rows of %s are below " INT64_FORMAT,
+						 (long long) below, RelationGetRelationName(hrel),
+						 r->compacted));
+	if (r->kind == MZC_KIND_TABLE)
+		check_above_upper(sink, r, hrel);
+	if (mzcoord_parse_gid(r->gid, &gid) && mzcoord_ctl_lookup_gid(gid, &info) &&
+		!info.since.empty && r->compacted > info.since.ts)
+		problem(sink, "compaction ahead of the since", r->gid,
+				psprintf("compacted to " INT64_FORMAT ", since " INT64_FORMAT,
+						 r->compacted, (int64) info.since.ts));
+}
+
+/*
+ * Every check of one mzcoord.storage row: its relation and history exist,
+ * its internal triggers (fn) are enabled, the history's columns match, the
+ * compacted frontier is right, and (below MZC_CHECK_MAX_ROWS rows) the
+ * relation's contents are the history's.
+ */
+static void
+check_storage_row(ProblemSink *sink, StorageCheckRow *r, Oid fn)
+{
+	Relation	rel;
+	Relation	hrel;
+	bool		rewrites;
+	char	   *unsafe;
+	char	   *changes;
+
+	rel = try_relation_open(r->relid, AccessShareLock);
+	hrel = try_relation_open(r->histid, AccessShareLock);
+	if (rel == NULL || hrel == NULL)
+	{
+		problem(sink, rel == NULL ? "history of a missing relation" : "collection without history",
+				r->gid, NULL);
+		if (rel)
+			relation_close(rel, AccessShareLock);
+		if (hrel)
+			relation_close(hrel, AccessShareLock);
+		return;
+	}
+
+	check_triggers(sink, r, rel, fn);
+	changes = mzcoord_column_changes(rel, hrel, &rewrites, &unsafe);
+	if (changes[0] != '\0')
+	{
+		problem(sink, "history columns differ from the relation", r->gid,
+				psprintf("%s would need: %s", RelationGetRelationName(hrel), changes));
+		relation_close(hrel, AccessShareLock);
+		relation_close(rel, AccessShareLock);
+		return;
+	}
+	check_compaction(sink, r, hrel);
+
+	if (rel->rd_rel->reltuples <= MZC_CHECK_MAX_ROWS &&
+		hrel->rd_rel->reltuples <= MZC_CHECK_MAX_ROWS)
+	{
+		MzcHistory *h = mzcoord_history_lookup(r->relid, true);
+
+		if (h != NULL)
+			check_contents(sink, r, rel, h);
+	}
+	relation_close(hrel, AccessShareLock);
+	relation_close(rel, AccessShareLock);
+}
+
 /*
  * SQL: mzcoord._storage_problems(OUT check_name text, OUT object text,
  *		OUT detail text) RETURNS SETOF record
@@ -228,8 +378,8 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	ProblemSink sink;
-	StorageCheckRow *rows = NULL;
-	int			nrows = 0;
+	StorageCheckRow *rows;
+	int			nrows;
 	Oid			capture_fn;
 	Oid			guard_fn;
 	MemoryContext caller = CurrentMemoryContext;
@@ -244,133 +394,23 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	mzcoord_spi_exec("SELECT c.global_id FROM mzcoord.collections c"
-			 "  JOIN mzcoord.items i ON i.id OPERATOR(pg_catalog.=) c.item_id"
-			 " WHERE i.kind IN ('table', 'source')"
-			 "   AND NOT EXISTS (SELECT 1 FROM mzcoord.storage s"
-			 "                    WHERE s.global_id OPERATOR(pg_catalog.=) c.global_id)"
-			 " ORDER BY 1", SPI_OK_SELECT);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		problem(&sink, "collection without history",
-				SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1), NULL);
-	mzcoord_spi_exec("SELECT s.global_id FROM mzcoord.storage s"
-			 " WHERE NOT EXISTS (SELECT 1 FROM mzcoord.collections c"
-			 "                    WHERE c.global_id OPERATOR(pg_catalog.=) s.global_id)"
-			 " ORDER BY 1", SPI_OK_SELECT);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		problem(&sink, "history without collection",
-				SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1), NULL);
-	mzcoord_spi_exec("SELECT global_id, relation::pg_catalog.oid, kind,"
-			 "       history::pg_catalog.oid, compacted"
-			 "  FROM mzcoord.storage ORDER BY pg_catalog.substr(global_id, 2)::pg_catalog.int8",
-			 SPI_OK_SELECT);
-	if (SPI_processed > 0)
-		rows = MemoryContextAlloc(caller, sizeof(StorageCheckRow) * SPI_processed);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		StorageCheckRow *r = &rows[nrows++];
-		bool		isnull;
-		MemoryContext old = MemoryContextSwitchTo(caller);
-
-		r->gid = SPI_getvalue(tup, desc, 1);
-		MemoryContextSwitchTo(old);
-		r->relid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
-		if (!mzcoord_kind_parse(SPI_getvalue(tup, desc, 3), &r->kind))
-			r->kind = MZC_KIND_TABLE;
-		r->histid = DatumGetObjectId(SPI_getbinval(tup, desc, 4, &isnull));
-		r->compacted = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
-	}
+	report_query_rows(&sink, "collection without history",
+					  "SELECT c.global_id FROM mzcoord.collections c"
+					  "  JOIN mzcoord.items i ON i.id OPERATOR(pg_catalog.=) c.item_id"
+					  " WHERE i.kind IN ('table', 'source')"
+					  "   AND NOT EXISTS (SELECT 1 FROM mzcoord.storage s"
+					  "                    WHERE s.global_id OPERATOR(pg_catalog.=) c.global_id)"
+					  " ORDER BY 1");
+	report_query_rows(&sink, "history without collection",
+					  "SELECT s.global_id FROM mzcoord.storage s"
+					  " WHERE NOT EXISTS (SELECT 1 FROM mzcoord.collections c"
+					  "                    WHERE c.global_id OPERATOR(pg_catalog.=) s.global_id)"
+					  " ORDER BY 1");
+	rows = read_storage_rows(caller, &nrows);
 	SPI_finish();
 
 	for (int i = 0; i < nrows; i++)
-	{
-		StorageCheckRow *r = &rows[i];
-		Relation	rel;
-		Relation	hrel;
-		bool		rewrites;
-		char	   *unsafe;
-		char	   *changes;
-		int64		gid;
-		MzcCollectionInfo info;
-		int			want;
-		int			enabled = 0;
-		Oid			fn;
-
-		rel = try_relation_open(r->relid, AccessShareLock);
-		hrel = try_relation_open(r->histid, AccessShareLock);
-		if (rel == NULL || hrel == NULL)
-		{
-			problem(&sink, rel == NULL ? "history of a missing relation" : "collection without history",
-					r->gid, NULL);
-			if (rel)
-				relation_close(rel, AccessShareLock);
-			if (hrel)
-				relation_close(hrel, AccessShareLock);
-			continue;
-		}
-
-		/* Its triggers, enabled. */
-		want = r->kind == MZC_KIND_TABLE ? 4 : 1;
-		fn = r->kind == MZC_KIND_TABLE ? capture_fn : guard_fn;
-		if (rel->trigdesc != NULL)
-			for (int t = 0; t < rel->trigdesc->numtriggers; t++)
-			{
-				Trigger    *trig = &rel->trigdesc->triggers[t];
-
-				if (trig->tgfoid == fn && trig->tgenabled != TRIGGER_DISABLED)
-					enabled++;
-			}
-		if (enabled != want)
-			problem(&sink, r->kind == MZC_KIND_TABLE ? "capture triggers missing or disabled" :
-					"source guard missing or disabled", r->gid,
-					psprintf("%s has %d of its %d triggers enabled",
-							 RelationGetRelationName(rel), enabled, want));
-
-		changes = mzcoord_column_changes(rel, hrel, &rewrites, &unsafe);
-		if (changes[0] != '\0')
-		{
-			problem(&sink, "history columns differ from the relation", r->gid,
-					psprintf("%s would need: %s", RelationGetRelationName(hrel), changes));
-			relation_close(hrel, AccessShareLock);
-			relation_close(rel, AccessShareLock);
-			continue;
-		}
-
-		/*
-		 * Nothing below the compacted frontier, which is not beyond the
-		 * since.  The frontier was read with a fresh snapshot, so the rows
-		 * are counted with a still fresher one: a compaction committed
-		 * between the two would otherwise leave rows "below" it.
-		 */
-		{
-			int64		below = count_history(hrel, "<", r->compacted, true);
-
-			if (below > 0)
-				problem(&sink, "history below its compacted frontier", r->gid,
-						psprintf("%lld rows of %s are below " INT64_FORMAT,
-								 (long long) below, RelationGetRelationName(hrel),
-								 r->compacted));
-		}
-		if (r->kind == MZC_KIND_TABLE)
-			check_above_upper(&sink, r, hrel);
-		if (mzcoord_parse_gid(r->gid, &gid) && mzcoord_ctl_lookup_gid(gid, &info) &&
-			!info.since.empty && r->compacted > info.since.ts)
-			problem(&sink, "compaction ahead of the since", r->gid,
-					psprintf("compacted to " INT64_FORMAT ", since " INT64_FORMAT,
-							 r->compacted, (int64) info.since.ts));
-
-		if (rel->rd_rel->reltuples <= MZC_CHECK_MAX_ROWS &&
-			hrel->rd_rel->reltuples <= MZC_CHECK_MAX_ROWS)
-		{
-			MzcHistory *h = mzcoord_history_lookup(r->relid, true);
-
-			if (h != NULL)
-				check_contents(&sink, r, rel, h);
-		}
-		relation_close(hrel, AccessShareLock);
-		relation_close(rel, AccessShareLock);
-	}
+		check_storage_row(&sink, &rows[i],
+						  rows[i].kind == MZC_KIND_TABLE ? capture_fn : guard_fn);
 	return (Datum) 0;
 }

@@ -347,6 +347,10 @@ typedef struct WindowRow
 	ItemPointerData *tids;		/* copies to delete */
 } WindowRow;
 
+/*
+ * The end of time ts in a window scan: each row touched at ts records its
+ * running count if it is the least so far.
+ */
 static void
 close_time(List *touched, int64 ts)
 {
@@ -365,6 +369,7 @@ close_time(List *touched, int64 ts)
 	}
 }
 
+/* SPI_prepare, raising an error instead of returning NULL. */
 static SPIPlanPtr
 prepare_or_fail(const char *sql, int nargs, Oid *argtypes)
 {
@@ -377,35 +382,40 @@ prepare_or_fail(const char *sql, int nargs, Oid *argtypes)
 }
 
 /*
- * Apply the updates of h with from <= ts < upto to the source's relation
- * (locked by the caller), after checking that no row goes negative at any
- * time.
+ * The deletions and insertions that apply a window to a source's relation:
+ * the TIDs of the copies it retracts and, as composite datums, the copies it
+ * adds.
+ */
+typedef struct WindowChanges
+{
+	ItemPointerData *dels;
+	int			ndels;
+	int			maxdels;
+	Datum	   *ins;
+	int			nins;
+	int			maxins;
+} WindowChanges;
+
+/*
+ * Read the updates of h with from <= ts < upto, in time order, into set:
+ * each row's net count over the window, and (in its WindowRow) the least
+ * running count it reaches at a time boundary and that time.
  */
 static void
-apply_window(const MzcHistory *h, Relation rel, int64 from, int64 upto)
+scan_window(const MzcHistory *h, TupleDesc desc, Snapshot snapshot,
+			MzcRowSet *set, int64 from, int64 upto)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
-	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	Relation	hrel = table_open(h->histid, AccessShareLock);
 	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
 	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
 	TupleTableSlot *row = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
-	MzcRowSet  *set = mzcoord_rowset_create(desc, CurrentMemoryContext);
 	IndexScanDesc scan;
 	ScanKeyData keys[2];
 	List	   *touched = NIL;
 	int64		cur = -1;
 	int64		ts;
 	int64		diff;
-	bool		need_base = false;
-	Datum	   *ins;
-	int			nins = 0;
-	int			maxins = 16;
-	ItemPointerData *dels;
-	int			ndels = 0;
-	int			maxdels = 16;
 
-	/* The window's updates in time order. */
 	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
 				Int64GetDatum(from));
 	ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT,
@@ -439,42 +449,60 @@ apply_window(const MzcHistory *h, Relation rel, int64 from, int64 upto)
 	index_close(idx, AccessShareLock);
 	ExecDropSingleTupleTableSlot(hslot);
 	table_close(hrel, AccessShareLock);
+	ExecDropSingleTupleTableSlot(row);
+}
+
+/*
+ * For the rows the window retracts at some time: how many copies the
+ * relation has now (base), and the TIDs of the copies to delete.  Skips the
+ * scan of the relation when nothing is retracted.
+ */
+static void
+find_base_copies(Relation rel, Snapshot snapshot, MzcRowSet *set)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	bool		need_base = false;
+	TupleTableSlot *rslot;
+	TableScanDesc rscan;
 
 	for (MzcRowEntry *e = set->first; e != NULL; e = e->link)
 		need_base |= ((WindowRow *) e->extra)->minprefix < 0;
+	if (!need_base)
+		return;
 
-	/* Rows that are retracted: how many copies the relation has, and where. */
-	if (need_base)
+	rslot = table_slot_create(rel, NULL);
+	rscan = table_beginscan(rel, snapshot, 0, NULL);
+	while (table_scan_getnextslot(rscan, ForwardScanDirection, rslot))
 	{
-		TupleTableSlot *rslot = table_slot_create(rel, NULL);
-		TableScanDesc rscan = table_beginscan(rel, snapshot, 0, NULL);
+		MzcRowEntry *e;
+		WindowRow  *w;
 
-		while (table_scan_getnextslot(rscan, ForwardScanDirection, rslot))
+		CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(rslot);
+		e = mzcoord_rowset_find(set, rslot->tts_values, rslot->tts_isnull,
+								mzcoord_row_hash(desc, rslot->tts_values,
+												 rslot->tts_isnull));
+		if (e == NULL)
+			continue;
+		w = e->extra;
+		w->base++;
+		if (e->count < 0 && w->ntids < -e->count)
 		{
-			MzcRowEntry *e;
-			WindowRow  *w;
-
-			CHECK_FOR_INTERRUPTS();
-			slot_getallattrs(rslot);
-			e = mzcoord_rowset_find(set, rslot->tts_values, rslot->tts_isnull,
-									mzcoord_row_hash(desc, rslot->tts_values,
-													 rslot->tts_isnull));
-			if (e == NULL)
-				continue;
-			w = e->extra;
-			w->base++;
-			if (e->count < 0 && w->ntids < -e->count)
-			{
-				if (w->tids == NULL)
-					w->tids = palloc(sizeof(ItemPointerData) * (-e->count));
-				w->tids[w->ntids++] = rslot->tts_tid;
-			}
+			if (w->tids == NULL)
+				w->tids = palloc(sizeof(ItemPointerData) * (-e->count));
+			w->tids[w->ntids++] = rslot->tts_tid;
 		}
-		table_endscan(rscan);
-		ExecDropSingleTupleTableSlot(rslot);
 	}
+	table_endscan(rscan);
+	ExecDropSingleTupleTableSlot(rslot);
+}
 
-	/* Nothing may go below zero at any time of the window. */
+/* Nothing may go below zero at any time of the window: else 22023. */
+static void
+check_window_counts(Relation rel, MzcRowSet *set, int64 upto)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
 	for (MzcRowEntry *e = set->first; e != NULL; e = e->link)
 	{
 		WindowRow  *w = e->extra;
@@ -489,10 +517,31 @@ apply_window(const MzcHistory *h, Relation rel, int64 from, int64 upto)
 							   (long long) (w->base + w->minprefix)),
 					 errhint("Append the missing insertions at or before that time, or advance the upper to an earlier time.")));
 	}
+}
 
-	/* Apply: delete what the window retracts, insert what it adds. */
-	ins = palloc(sizeof(Datum) * maxins);
-	dels = palloc(sizeof(ItemPointerData) * maxdels);
+/*
+ * Room for one more element (of elemsize bytes) in array, which holds n of
+ * *max: doubles it when full.  Returns the array, perhaps moved.
+ */
+static void *
+grow_array(void *array, int n, int *max, Size elemsize)
+{
+	if (n == *max)
+	{
+		*max *= 2;
+		array = repalloc(array, elemsize * *max);
+	}
+	return array;
+}
+
+/* What applying the window takes: delete what it retracts, insert what it adds. */
+static void
+window_changes(TupleDesc desc, MzcRowSet *set, WindowChanges *ch)
+{
+	ch->ndels = ch->nins = 0;
+	ch->maxdels = ch->maxins = 16;
+	ch->ins = palloc(sizeof(Datum) * ch->maxins);
+	ch->dels = palloc(sizeof(ItemPointerData) * ch->maxdels);
 	for (MzcRowEntry *e = set->first; e != NULL; e = e->link)
 	{
 		WindowRow  *w = e->extra;
@@ -501,12 +550,9 @@ apply_window(const MzcHistory *h, Relation rel, int64 from, int64 upto)
 		{
 			for (int64 i = 0; i < -e->count; i++)
 			{
-				if (ndels == maxdels)
-				{
-					maxdels *= 2;
-					dels = repalloc(dels, sizeof(ItemPointerData) * maxdels);
-				}
-				dels[ndels++] = w->tids[i];
+				ch->dels = grow_array(ch->dels, ch->ndels, &ch->maxdels,
+									  sizeof(ItemPointerData));
+				ch->dels[ch->ndels++] = w->tids[i];
 			}
 		}
 		else if (e->count > 0)
@@ -516,82 +562,113 @@ apply_window(const MzcHistory *h, Relation rel, int64 from, int64 upto)
 
 			for (int64 i = 0; i < e->count; i++)
 			{
-				if (nins == maxins)
-				{
-					maxins *= 2;
-					ins = repalloc(ins, sizeof(Datum) * maxins);
-				}
-				ins[nins++] = d;
+				ch->ins = grow_array(ch->ins, ch->nins, &ch->maxins, sizeof(Datum));
+				ch->ins[ch->nins++] = d;
 			}
 		}
 	}
+}
 
-	if (ndels > 0 || nins > 0)
+/* DELETE the copies at the given TIDs from rel (qrel: its quoted name). */
+static void
+delete_copies(Relation rel, const char *qrel, Snapshot snapshot,
+			  const WindowChanges *ch)
+{
+	Oid			argtypes[1] = {TIDARRAYOID};
+	Datum		values[1];
+	SPIPlanPtr	plan;
+	Datum	   *tids = palloc(sizeof(Datum) * ch->ndels);
+
+	for (int i = 0; i < ch->ndels; i++)
+		tids[i] = PointerGetDatum(&ch->dels[i]);
+	values[0] = PointerGetDatum(construct_array(tids, ch->ndels, TIDOID,
+												sizeof(ItemPointerData),
+												false, TYPALIGN_SHORT));
+	plan = prepare_or_fail(psprintf("DELETE FROM %s WHERE ctid OPERATOR(pg_catalog.=) ANY ($1)",
+									qrel), 1, argtypes);
+	if (SPI_execute_snapshot(plan, values, NULL, snapshot,
+							 InvalidSnapshot, false, true, 0) != SPI_OK_DELETE ||
+		SPI_processed != (uint64) ch->ndels)
+		elog(ERROR, "could not apply the retractions of source \"%s\"",
+			 RelationGetRelationName(rel));
+}
+
+/* INSERT the added copies into rel (qrel: its quoted name). */
+static void
+insert_copies(Relation rel, const char *qrel, const WindowChanges *ch)
+{
+	Oid			rowtype = RelationGetForm(rel)->reltype;
+	Oid			argtypes[1] = {get_array_type(rowtype)};
+	Datum		values[1];
+	SPIPlanPtr	plan;
+
+	values[0] = PointerGetDatum(construct_array(ch->ins, ch->nins, rowtype, -1,
+												false, TYPALIGN_DOUBLE));
+	plan = prepare_or_fail(psprintf("INSERT INTO %s SELECT * FROM pg_catalog.unnest($1)",
+									qrel), 1, argtypes);
+	if (SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, false, true, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not apply the insertions of source \"%s\"",
+			 RelationGetRelationName(rel));
+}
+
+/*
+ * Write the window's changes to the source's relation, past its guard
+ * (applying_relid), as the relation's owner: its constraints and triggers
+ * (the owner's own code) run with the owner's rights, never the
+ * extension's.
+ */
+static void
+write_window(Relation rel, Snapshot snapshot, const WindowChanges *ch)
+{
+	char	   *qrel;
+	Oid			save_user;
+	int			save_sec;
+	int			save_nest;
+
+	if (ch->ndels == 0 && ch->nins == 0)
+		return;
+	qrel = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+									  RelationGetRelationName(rel));
+	save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user, &save_sec);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	applying_relid = RelationGetRelid(rel);
+	PG_TRY();
 	{
-		char	   *qrel = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-													  RelationGetRelationName(rel));
-		Oid			save_user;
-		int			save_sec;
-		int			save_nest;
-
-		/*
-		 * As the relation's owner: its constraints and triggers (the owner's
-		 * own code) run with the owner's rights, never the extension's.
-		 */
-		save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user, &save_sec);
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		applying_relid = RelationGetRelid(rel);
-		PG_TRY();
-		{
-			if (ndels > 0)
-			{
-				Oid			argtypes[1] = {TIDARRAYOID};
-				Datum		values[1];
-				SPIPlanPtr	plan;
-				Datum	   *tids = palloc(sizeof(Datum) * ndels);
-
-				for (int i = 0; i < ndels; i++)
-					tids[i] = PointerGetDatum(&dels[i]);
-				values[0] = PointerGetDatum(construct_array(tids, ndels, TIDOID,
-															sizeof(ItemPointerData),
-															false, TYPALIGN_SHORT));
-				plan = prepare_or_fail(psprintf("DELETE FROM %s WHERE ctid OPERATOR(pg_catalog.=) ANY ($1)",
-												qrel), 1, argtypes);
-				if (SPI_execute_snapshot(plan, values, NULL, snapshot,
-										 InvalidSnapshot, false, true, 0) != SPI_OK_DELETE ||
-					SPI_processed != (uint64) ndels)
-					elog(ERROR, "could not apply the retractions of source \"%s\"",
-						 RelationGetRelationName(rel));
-			}
-			if (nins > 0)
-			{
-				Oid			rowtype = RelationGetForm(rel)->reltype;
-				Oid			argtypes[1] = {get_array_type(rowtype)};
-				Datum		values[1];
-				SPIPlanPtr	plan;
-
-				values[0] = PointerGetDatum(construct_array(ins, nins, rowtype, -1,
-															false, TYPALIGN_DOUBLE));
-				plan = prepare_or_fail(psprintf("INSERT INTO %s SELECT * FROM pg_catalog.unnest($1)",
-												qrel), 1, argtypes);
-				if (SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-										 InvalidSnapshot, false, true, 0) != SPI_OK_INSERT)
-					elog(ERROR, "could not apply the insertions of source \"%s\"",
-						 RelationGetRelationName(rel));
-			}
-		}
-		PG_FINALLY();
-		{
-			applying_relid = InvalidOid;
-		}
-		PG_END_TRY();
-		SPI_finish();
-		mzcoord_restore_user(save_user, save_sec, save_nest);
+		if (ch->ndels > 0)
+			delete_copies(rel, qrel, snapshot, ch);
+		if (ch->nins > 0)
+			insert_copies(rel, qrel, ch);
 	}
+	PG_FINALLY();
+	{
+		applying_relid = InvalidOid;
+	}
+	PG_END_TRY();
+	SPI_finish();
+	mzcoord_restore_user(save_user, save_sec, save_nest);
+}
 
+/*
+ * Apply the updates of h with from <= ts < upto to the source's relation
+ * (locked by the caller), after checking that no row goes negative at any
+ * time.
+ */
+static void
+apply_window(const MzcHistory *h, Relation rel, int64 from, int64 upto)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	MzcRowSet  *set = mzcoord_rowset_create(desc, CurrentMemoryContext);
+	WindowChanges ch;
+
+	scan_window(h, desc, snapshot, set, from, upto);
+	find_base_copies(rel, snapshot, set);
+	check_window_counts(rel, set, upto);
+	window_changes(desc, set, &ch);
+	write_window(rel, snapshot, &ch);
 	mzcoord_rowset_destroy(set);
-	ExecDropSingleTupleTableSlot(row);
 	UnregisterSnapshot(snapshot);
 }
 
