@@ -615,7 +615,7 @@ mzc_dependents(const char *item_id)
 					   "SELECT pg_catalog.string_agg(pg_catalog.format('%s %I.%I depends on %s %I.%I',"
 					   "         pg_catalog.replace(i.kind, '_', ' '), i.schema_name, i.name,"
 					   "         pg_catalog.replace(p.kind, '_', ' '), p.schema_name, p.name),"
-					   "         E'\\n' ORDER BY e.depth, pg_catalog.substr(i.id, 2)::pg_catalog.int8)"
+					   "         E'\\n' ORDER BY e.depth, pg_catalog.length(i.id), i.id)"
 					   "  FROM (SELECT DISTINCT ON (item_id, input_item_id) * FROM dep"
 					   "         ORDER BY item_id, input_item_id, depth) e"
 					   "  JOIN mzcoord.items i ON i.id = e.item_id"

@@ -234,7 +234,7 @@ read_storage_rows(MemoryContext caller, int *nrows)
 	*nrows = 0;
 	mzcoord_spi_exec("SELECT global_id, relation::pg_catalog.oid, kind,"
 			 "       history::pg_catalog.oid, compacted"
-			 "  FROM mzcoord.storage ORDER BY pg_catalog.substr(global_id, 2)::pg_catalog.int8",
+			 "  FROM mzcoord.storage ORDER BY pg_catalog.length(global_id), global_id",
 			 SPI_OK_SELECT);
 	if (SPI_processed > 0)
 		rows = MemoryContextAlloc(caller, sizeof(StorageCheckRow) * SPI_processed);
