@@ -82,6 +82,7 @@
 
 #include "catalog.h"
 #include "controller.h"
+#include "mzcoord.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_sql_retain_history_ms);
 PG_FUNCTION_INFO_V1(mzcoord_sql_refresh_canonical);
@@ -1383,6 +1384,7 @@ mzcoord_sql_record_dependencies(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("relation must not be null")));
 	ObjectAddressSet(depender, RelationRelationId, PG_GETARG_OID(0));
+	mzcoord_extension_lock_for_dependency();
 	ObjectAddressSet(ext, ExtensionRelationId, get_extension_oid("mzcoord", false));
 	add_exact_object_address(&ext, refs);
 	for (int arg = 1; arg <= 3; arg++)

@@ -738,6 +738,13 @@ mzcoord_on_sql_drop(PG_FUNCTION_ARGS)
 	if (!OidIsValid(items_relid))
 		PG_RETURN_VOID();
 
+	/*
+	 * Before the catalog is locked: see mzcoord_extension_guard().  The
+	 * command holds the dropped relations already; a DROP EXTENSION that
+	 * waits for them makes it fail here rather than wait for the drop.
+	 */
+	mzcoord_extension_guard();
+
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	ret = SPI_execute("SELECT pg_catalog.array_agg(objid)"

@@ -24,10 +24,10 @@
  * Readers that only copy
  * values out take it shared; everything that changes state takes it
  * exclusive.  ready_cv is broadcast when the controller becomes ready.
- * One exception: the readiness fast path reads `ready` and `epoch`, and the
- * extension guard `ready` and `ext_oid`, without the lock (aligned words,
- * written only under the exclusive lock); a stale answer is caught by the
- * caller's own locked section, which then finds no collection and fails.
+ * One exception: the readiness fast path reads `ready` and `epoch` without
+ * the lock (aligned words, written only under the exclusive lock); a stale
+ * answer is caught by the caller's own locked section, which then finds no
+ * collection and fails.
  *
  * Lock order: the controller lock, then the oracle's ceiling lock, then the
  * oracle lock (oracle.c); never the other way round.  The worker-status spinlock (shmem.c) is never held
@@ -445,20 +445,6 @@ static uint64 verified_epoch = 0;
  * lookup too.
  */
 static LocalTransactionId verified_lxid = InvalidLocalTransactionId;
-
-/*
- * The extension the ready controller serves (InvalidOid if not ready).
- * Read without the lock, as the readiness fast path does: both are aligned
- * words written under the exclusive lock.
- */
-Oid
-mzcoord_ctl_served_extension(void)
-{
-	if (ctl == NULL)
-		return InvalidOid;
-	pg_read_barrier();
-	return ctl->ready ? ctl->ext_oid : InvalidOid;
-}
 
 /*
  * Was the extension (ext) created by the current transaction?  Remembered

@@ -123,7 +123,6 @@ extern int	mzcoord_ctl_list_collections(MzcCollectionInfo **out);
 extern Size mzcoord_controller_shmem_size(void);
 extern void mzcoord_controller_shmem_init(LWLock *lock, bool found);
 extern void mzcoord_ctl_require_ready_fn(Oid fn_oid);
-extern Oid	mzcoord_ctl_served_extension(void);
 #define mzcoord_ctl_require_ready() mzcoord_ctl_require_ready_fn(InvalidOid)
 extern void mzcoord_ctl_check_inputs(const int64 *gids, int n);
 extern mzc_ts mzcoord_ctl_hold_gids(const int64 *gids, int n);

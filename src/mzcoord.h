@@ -98,11 +98,14 @@ extern void mzcoord_require_shmem(void);
 /* worker.c */
 extern void mzcoord_register_launcher(void);
 extern bool mzcoord_extension_ready(void);
-extern void mzcoord_extension_guard(void);
-extern void mzcoord_extension_check_waiters(void);
 
 /* extension_drop.c */
 extern void mzcoord_install_drop_hook(void);
+extern Size mzcoord_drop_guard_shmem_size(void);
+extern void mzcoord_drop_guard_shmem_init(void);
+extern void mzcoord_extension_guard(void);
+extern void mzcoord_extension_lock_for_dependency(void);
+extern void mzcoord_extension_check_waiters(void);
 extern PGDLLEXPORT void mzcoord_launcher_main(Datum main_arg);
 extern PGDLLEXPORT void mzcoord_coordinator_main(Datum main_arg);
 

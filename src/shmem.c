@@ -23,6 +23,9 @@
  *   oracle of oracle.c; the "ceiling lock" (third) serialises writes of its
  *   durable ceiling file.
  *
+ * - The DROP EXTENSION guard (extension_drop.c) is lock-free: atomics read
+ *   and written with the barriers its header comment explains.
+ *
  * - Lock order: controller lock, ceiling lock, oracle lock.  The spinlock is
  *   never held with any of them.
  *
@@ -59,7 +62,10 @@ mzc_shmem_size(void)
 	return MAXALIGN(sizeof(MzcShared));
 }
 
-/* Everything requested: the root block, the oracle and the controller. */
+/*
+ * Everything requested: the root block, the oracle, the controller and the
+ * DROP EXTENSION guard.
+ */
 static Size
 mzc_total_size(void)
 {
@@ -67,6 +73,7 @@ mzc_total_size(void)
 
 	size = add_size(size, mzcoord_oracle_shmem_size());
 	size = add_size(size, mzcoord_controller_shmem_size());
+	size = add_size(size, mzcoord_drop_guard_shmem_size());
 	return size;
 }
 
@@ -107,6 +114,7 @@ mzcoord_shmem_startup(void)
 							  &(GetNamedLWLockTranche("mzcoord"))[MZC_LOCK_CEILING].lock,
 							  found);
 	mzcoord_controller_shmem_init(mzcoord_shared->lock, found);
+	mzcoord_drop_guard_shmem_init();
 
 	LWLockRelease(AddinShmemInitLock);
 }

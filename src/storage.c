@@ -767,6 +767,7 @@ mzcoord_storage_reattach(PG_FUNCTION_ARGS)
 	if (!has_dependency(RelationRelationId, histid, ExtensionRelationId, extoid,
 						DEPENDENCY_AUTO_EXTENSION))
 	{
+		mzcoord_extension_lock_for_dependency();
 		ObjectAddressSet(ref, ExtensionRelationId, extoid);
 		recordDependencyOn(&histaddr, &ref, DEPENDENCY_AUTO_EXTENSION);
 	}
@@ -918,6 +919,7 @@ mzcoord_storage_install(PG_FUNCTION_ARGS)
 	ObjectAddressSet(histaddr, RelationRelationId, histid);
 	ObjectAddressSet(ref, RelationRelationId, relid);
 	recordDependencyOn(&histaddr, &ref, DEPENDENCY_AUTO);
+	mzcoord_extension_lock_for_dependency();
 	ObjectAddressSet(ref, ExtensionRelationId, extoid);
 	recordDependencyOn(&histaddr, &ref, DEPENDENCY_AUTO_EXTENSION);
 
@@ -1278,6 +1280,9 @@ mzcoord_storage_on_ddl(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("mzcoord._storage_on_ddl() must be called as an event trigger")));
+
+	/* Before mzcoord.storage is read: see mzcoord_extension_guard(). */
+	mzcoord_extension_guard();
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
