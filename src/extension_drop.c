@@ -98,7 +98,6 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
-#include "commands/event_trigger.h"
 #include "commands/extension.h"
 #include "fmgr.h"
 #include "miscadmin.h"
