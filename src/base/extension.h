@@ -2,7 +2,9 @@
  *
  * extension.h
  *	  DROP EXTENSION mzcoord: the utility hook that takes its locks in a
- *	  fixed order before the drop runs.
+ *	  fixed order before the drop runs, and the guard every entry point
+ *	  passes before it touches a relation of the extension (see the
+ *	  locking rule at the top of extension.c).
  *
  * IDENTIFICATION
  *	  src/base/extension.h
@@ -15,5 +17,11 @@
 #include "postgres.h"
 
 extern void mzcoord_install_drop_hook(void);
+extern Size mzcoord_drop_guard_shmem_size(void);
+extern void mzcoord_drop_guard_shmem_init(void);
+extern void mzcoord_extension_guard(void);
+extern void mzcoord_extension_lock_for_dependency(void);
+extern void mzcoord_extension_check_waiters(void);
+extern bool mzcoord_extension_ready(void);
 
 #endif							/* MZCOORD_EXTENSION_H */

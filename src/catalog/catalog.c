@@ -81,6 +81,7 @@
 #include "utils/timestamp.h"
 
 #include "catalog.h"
+#include "extension.h"
 #include "ids.h"
 #include "oracle.h"
 
@@ -1392,6 +1393,7 @@ mzcoord_sql_record_dependencies(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("relation must not be null")));
 	ObjectAddressSet(depender, RelationRelationId, PG_GETARG_OID(0));
+	mzcoord_extension_lock_for_dependency();
 	ObjectAddressSet(ext, ExtensionRelationId, get_extension_oid("mzcoord", false));
 	add_exact_object_address(&ext, refs);
 	for (int arg = 1; arg <= 3; arg++)

@@ -67,7 +67,7 @@
 #include "utils/syscache.h"
 
 #include "catalog.h"
-#include "worker.h"
+#include "extension.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_create_table);
 PG_FUNCTION_INFO_V1(mzcoord_create_source);
@@ -737,6 +737,13 @@ mzcoord_on_sql_drop(PG_FUNCTION_ARGS)
 	items_relid = OidIsValid(nspid) ? get_relname_relid("items", nspid) : InvalidOid;
 	if (!OidIsValid(items_relid))
 		PG_RETURN_VOID();
+
+	/*
+	 * Before the catalog is locked: see mzcoord_extension_guard().  The
+	 * command holds the dropped relations already; a DROP EXTENSION that
+	 * waits for them makes it fail here rather than wait for the drop.
+	 */
+	mzcoord_extension_guard();
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

@@ -36,11 +36,11 @@
 #include "asof.h"
 #include "collections.h"
 #include "controller.h"
+#include "extension.h"
 #include "ids.h"
 #include "oracle.h"
 #include "settings.h"
 #include "shmem.h"
-#include "worker.h"
 #include "counted.h"
 #include "frontier.h"
 #include "policy.h"
@@ -257,19 +257,6 @@ static uint64 verified_epoch = 0;
  * lookup too.
  */
 static LocalTransactionId verified_lxid = InvalidLocalTransactionId;
-
-/*
- * The extension the ready controller serves (InvalidOid if not ready).
- * Read without the lock, as the readiness fast path does (controller.h).
- */
-Oid
-mzcoord_ctl_served_extension(void)
-{
-	if (mzcoord_ctl == NULL)
-		return InvalidOid;
-	pg_read_barrier();
-	return mzcoord_ctl->ready ? mzcoord_ctl->ext_oid : InvalidOid;
-}
 
 /*
  * Was the extension (ext) created by the current transaction?  Remembered

@@ -21,11 +21,9 @@
  * changes state takes it exclusive.
  *
  * Lock-free reads: the readiness fast path (mzcoord_ctl_require_ready_fn)
- * reads `ready` and `epoch`, and the extension guard
- * (mzcoord_ctl_served_extension) `ready` and `ext_oid`, without the lock.
- * All three are written only under the exclusive lock; `ready` and
- * `ext_oid` are aligned 32-bit words, `epoch` is a pg_atomic_uint64 so that
- * no platform can tear it.  A stale answer only matters while the
+ * reads `ready` and `epoch` without the lock.  Both are written only under
+ * the exclusive lock; `ready` is an aligned word, `epoch` a pg_atomic_uint64
+ * so that no platform can tear it.  A stale answer only matters while the
  * controller is being reset, and then the caller's own locked section finds
  * no collection and fails.
  *
@@ -118,7 +116,7 @@ typedef struct MzcController
 	LWLock	   *lock;			/* the controller lock; set once at startup */
 	ConditionVariable ready_cv; /* broadcast when the controller gets ready */
 
-	/* Readiness; `ready`, `ext_oid`, `epoch` are also read lock-free. */
+	/* Readiness; `ready` and `epoch` are also read lock-free. */
 	bool		ready;			/* bootstrapped for ext_oid */
 	Oid			ext_oid;
 	Oid			database_oid;
@@ -212,7 +210,6 @@ extern void mzcoord_controller_reset(void);
 /* Readiness */
 extern void mzcoord_ctl_require_ready_fn(Oid fn_oid);
 #define mzcoord_ctl_require_ready() mzcoord_ctl_require_ready_fn(InvalidOid)
-extern Oid	mzcoord_ctl_served_extension(void);
 extern bool mzcoord_ctl_extension_created_here(Oid ext);
 
 /* Lookups and maps; caller holds the lock (exclusively to change a map). */

@@ -62,6 +62,12 @@ oracle_area_init(LWLockPadded *locks, bool found)
 }
 
 static void
+drop_guard_area_init(LWLockPadded *locks, bool found)
+{
+	mzcoord_drop_guard_shmem_init();
+}
+
+static void
 controller_area_init(LWLockPadded *locks, bool found)
 {
 	mzcoord_controller_shmem_init(&locks[MZC_LOCK_CONTROLLER].lock, found);
@@ -73,10 +79,14 @@ _PG_init(void)
 	if (!mzcoord_define_settings())
 		return;
 
-	/* In initialisation order: the worker status, the oracle, the controller. */
+	/*
+	 * In initialisation order: the worker status, the oracle, the
+	 * controller, the DROP EXTENSION guard.
+	 */
 	mzcoord_shmem_register(mzcoord_worker_shmem_size, mzcoord_worker_shmem_init);
 	mzcoord_shmem_register(mzcoord_oracle_shmem_size, oracle_area_init);
 	mzcoord_shmem_register(mzcoord_controller_shmem_size, controller_area_init);
+	mzcoord_shmem_register(mzcoord_drop_guard_shmem_size, drop_guard_area_init);
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = mzc_shmem_request_hook;
 	prev_shmem_startup_hook = shmem_startup_hook;

@@ -780,6 +780,13 @@ TO PUBLIC;
 -- Event triggers
 -- ---------------------------------------------------------------------------
 
+-- Every event trigger calls the DROP EXTENSION guard before it reads the
+-- catalog: the command holds its relations already, and a drop waiting for
+-- them must make it fail (55000) rather than wait for the drop (40P01).
+CREATE FUNCTION mzcoord._extension_guard()
+RETURNS void LANGUAGE C
+AS 'MODULE_PATHNAME', 'mzcoord_extension_guard_sql';
+
 -- DROP TABLE, DROP INDEX, DROP SCHEMA ... CASCADE, DROP OWNED BY: the items
 -- of the dropped relations are deleted, in one statement.
 CREATE FUNCTION mzcoord._on_sql_drop()
@@ -893,6 +900,7 @@ DECLARE
     v_objids   oid[];
     v_item     mzcoord.items;
 BEGIN
+    PERFORM mzcoord._extension_guard();
     SELECT array_agg(c.classid), array_agg(c.objid)
       INTO v_classids, v_objids
       FROM pg_event_trigger_ddl_commands() c;
@@ -941,6 +949,7 @@ END
 $$;
 
 REVOKE ALL ON FUNCTION
+    mzcoord._extension_guard(),
     mzcoord._on_sql_drop(),
     mzcoord._definition_objects(regclass),
     mzcoord._check_definition(mzcoord.items),

@@ -59,11 +59,11 @@
 
 #include "capture.h"
 #include "controller.h"
+#include "extension.h"
 #include "history.h"
 #include "oracle.h"
 #include "readhold.h"
 #include "rowimage.h"
-#include "worker.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_capture);
 PG_FUNCTION_INFO_V1(mzcoord_row_is_own);

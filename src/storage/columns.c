@@ -53,6 +53,7 @@
 
 #include "capture.h"
 #include "columns.h"
+#include "extension.h"
 #include "history.h"
 #include "ids.h"
 #include "oracle.h"
@@ -357,6 +358,9 @@ mzcoord_storage_on_ddl(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("mzcoord._storage_on_ddl() must be called as an event trigger")));
+
+	/* Before mzcoord.storage is read: see mzcoord_extension_guard(). */
+	mzcoord_extension_guard();
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

@@ -77,10 +77,10 @@
 
 #include "compact.h"
 #include "controller.h"
+#include "extension.h"
 #include "history.h"
 #include "ids.h"
 #include "settings.h"
-#include "worker.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_compact);
 

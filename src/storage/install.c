@@ -63,6 +63,7 @@
 #include "utils/syscache.h"
 
 #include "columns.h"
+#include "extension.h"
 #include "history.h"
 #include "ids.h"
 
@@ -257,6 +258,7 @@ record_history_dependencies(Oid histid, Oid relid, Oid extoid,
 		!has_dependency(RelationRelationId, histid, ExtensionRelationId, extoid,
 						DEPENDENCY_AUTO_EXTENSION))
 	{
+		mzcoord_extension_lock_for_dependency();
 		ObjectAddressSet(ref, ExtensionRelationId, extoid);
 		recordDependencyOn(&histaddr, &ref, DEPENDENCY_AUTO_EXTENSION);
 	}

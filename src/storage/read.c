@@ -54,11 +54,11 @@
 
 #include "acquire.h"
 #include "controller.h"
+#include "extension.h"
 #include "history.h"
 #include "read.h"
 #include "rowimage.h"
 #include "selection.h"
-#include "worker.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_read_at);
 

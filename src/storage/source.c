@@ -50,6 +50,7 @@
 #include "utils/snapmgr.h"
 
 #include "controller.h"
+#include "extension.h"
 #include "history.h"
 #include "ids.h"
 #include "oracle.h"
@@ -57,7 +58,6 @@
 #include "rowimage.h"
 #include "source.h"
 #include "stage.h"
-#include "worker.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_append);
 PG_FUNCTION_INFO_V1(mzcoord_advance_upper);

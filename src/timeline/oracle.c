@@ -82,10 +82,10 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "extension.h"
 #include "oracle.h"
 #include "settings.h"
 #include "shmem.h"
-#include "worker.h"
 
 /* A backend's write in the current transaction. */
 typedef enum MzcWriteState

@@ -62,6 +62,7 @@
 
 #include "compact.h"
 #include "controller.h"
+#include "extension.h"
 #include "ids.h"
 #include "settings.h"
 #include "shmem.h"
@@ -428,120 +429,6 @@ mzc_claim_coordinator(void)
 	}
 	SpinLockRelease(&ws->mutex);
 	return claimed;
-}
-
-/*
- * Is the extension installed, committed, and not being dropped or altered?
- * Must run inside a transaction.  On success the share lock on the extension
- * is held until the end of the transaction, so the extension's objects stay
- * in place for the whole tick.
- */
-bool
-mzcoord_extension_ready(void)
-{
-	Oid			extoid;
-
-	if (RecoveryInProgress())
-		return false;
-	extoid = get_extension_oid("mzcoord", true);
-	if (!OidIsValid(extoid))
-		return false;
-	if (!ConditionalLockDatabaseObject(ExtensionRelationId, extoid, 0,
-									   AccessShareLock))
-		return false;
-	/* Taking the lock absorbed invalidations: look again. */
-	return get_extension_oid("mzcoord", true) == extoid;
-}
-
-/*
- * Backends: before an entry point of the extension touches any of its
- * relations (histories, mzcoord.storage, the catalog tables), hold a share
- * lock on the extension until the end of the transaction, or fail at once
- * with 55000 if DROP EXTENSION or ALTER EXTENSION holds or waits for it.
- *
- * DROP EXTENSION takes its exclusive lock on the extension first, then the
- * extension's relations, and only while it deletes the capture triggers the
- * registered tables themselves.  A session that wrote or read a registered
- * table and then waited for a history or a catalog table behind the drop
- * would close a cycle (40P01); with this lock taken first it either runs
- * before the drop (which waits for it) or fails cleanly and lets the drop
- * go on.  The lock is taken without waiting, so it cannot be part of a
- * deadlock itself.  Once per transaction; the extension's OID is
- * remembered across transactions and checked after the lock is taken (a
- * lock on the OID of an extension that was dropped meanwhile protects
- * nothing).
- */
-static LocalTransactionId guarded_lxid = InvalidLocalTransactionId;
-static Oid	cached_ext = InvalidOid;
-
-void
-mzcoord_extension_guard(void)
-{
-	Oid			ext = cached_ext;
-
-	if (guarded_lxid == MyProc->lxid)
-		return;
-	for (;;)
-	{
-		Oid			current;
-
-		if (OidIsValid(ext) &&
-			!ConditionalLockDatabaseObject(ExtensionRelationId, ext, 0,
-										   AccessShareLock))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("extension \"mzcoord\" is being dropped or altered"),
-					 errdetail("DROP EXTENSION or ALTER EXTENSION holds or waits for the extension's lock."),
-					 errhint("Retry once that command has finished.")));
-		/*
-		 * The extension the controller serves is the one that exists (the
-		 * coordinator resets the controller once it is gone): no catalog
-		 * lookup on every transaction.  A drop in progress holds the lock
-		 * taken above, so it cannot slip in between.
-		 */
-		if (OidIsValid(ext) && ext == mzcoord_ctl_served_extension())
-			break;
-		current = get_extension_oid("mzcoord", true);
-		if (current == ext)
-			break;
-		if (OidIsValid(ext))
-			UnlockDatabaseObject(ExtensionRelationId, ext, 0, AccessShareLock);
-		ext = current;
-		if (!OidIsValid(ext))
-			break;
-	}
-	if (!OidIsValid(ext))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("extension \"mzcoord\" does not exist"),
-				 errdetail("It was dropped while the statement ran.")));
-	cached_ext = ext;
-	guarded_lxid = MyProc->lxid;
-}
-
-/*
- * Called by a backend in every round of a wait for the coordinator (for
- * the controller to be ready, for an upper to pass a time).  While DROP or
- * ALTER EXTENSION waits for the extension's lock, the coordinator cannot
- * take its share and does not tick, so such a wait in a transaction that
- * holds the share (see mzcoord_extension_guard()) would never end, and
- * neither would the drop: fail with 55000 instead.  A conditional lock in a
- * mode this transaction does not hold yet is refused while an exclusive
- * request waits; if granted, it is released at once.
- */
-void
-mzcoord_extension_check_waiters(void)
-{
-	if (guarded_lxid != MyProc->lxid || !OidIsValid(cached_ext))
-		return;
-	if (!ConditionalLockDatabaseObject(ExtensionRelationId, cached_ext, 0,
-									   RowShareLock))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("extension \"mzcoord\" is being dropped or altered"),
-				 errdetail("DROP EXTENSION or ALTER EXTENSION waits for this transaction, and the coordinator pauses until it is done."),
-				 errhint("Retry once that command has finished.")));
-	UnlockDatabaseObject(ExtensionRelationId, cached_ext, 0, RowShareLock);
 }
 
 /*

@@ -58,9 +58,6 @@ typedef struct MzcWorkerStatus
 extern Size mzcoord_worker_shmem_size(void);
 extern void mzcoord_worker_shmem_init(LWLockPadded *locks, bool found);
 extern void mzcoord_register_launcher(void);
-extern bool mzcoord_extension_ready(void);
-extern void mzcoord_extension_guard(void);
-extern void mzcoord_extension_check_waiters(void);
 extern PGDLLEXPORT void mzcoord_launcher_main(Datum main_arg);
 extern PGDLLEXPORT void mzcoord_coordinator_main(Datum main_arg);
 

@@ -3,8 +3,12 @@
 # Real concurrent sessions (long-lived psql processes) write the registered
 # tables, read them with select_timestamp/read_at, append to a source and
 # read the catalog, while the coordinator ticks (50 ms) and the main session
-# drops the extension.  Repeated a few rounds; every round then checks what
-# is left and creates everything again under the same names:
+# drops the extension.  DDL sessions fire mzcoord's event triggers at the
+# same time: one alters registered table d1 (which a materialized view joins
+# with t1, so the event trigger analyses a definition that reads t1) in
+# transactions that hold d1 for a while, one creates, registers and drops
+# tables.  Repeated a few rounds; every round then checks what is left and
+# creates everything again under the same names:
 #
 #   - no session ever gets 40P01 (deadlock) or XX000; a session racing the
 #     drop may fail with a clear error (55000 "being dropped", or, once it
@@ -33,7 +37,8 @@ my $node = mzcoord_node('drop_extension', create_extension => 1,
 	conf => "max_connections = 40\ndeadlock_timeout = 100ms\n");
 
 my @tables = qw(t1 t2 t3);
-foreach my $t (@tables)
+# d1 comes after t1 in OID order: the drop locks t1 before d1.
+foreach my $t (@tables, 'd1')
 {
 	$node->safe_psql('postgres', qq{
 		CREATE TABLE $t (k int NOT NULL, v text NOT NULL);
@@ -41,7 +46,7 @@ foreach my $t (@tables)
 	});
 }
 
-# Registers the tables and creates a source, a materialized view, an index
+# Registers the tables and creates a source, materialized views, an index
 # and a sink with fixed names.
 sub create_items
 {
@@ -49,9 +54,12 @@ sub create_items
 		SELECT mzcoord.create_table('t1');
 		SELECT mzcoord.create_table('t2');
 		SELECT mzcoord.create_table('t3');
+		SELECT mzcoord.create_table('d1');
 		SELECT mzcoord.create_source('s1', 'k int, v text');
 		SELECT mzcoord.create_materialized_view('mv1',
 			'SELECT k, count(*) AS n FROM public.t1 GROUP BY k');
+		SELECT mzcoord.create_materialized_view('mv2',
+			'SELECT a.k, count(*) AS n FROM public.t1 a JOIN public.d1 b ON b.k = a.k GROUP BY a.k');
 		SELECT mzcoord.create_index('t2_k', 't2', ARRAY['k']);
 		SELECT mzcoord.create_sink('t3_sink', 't3');
 	});
@@ -70,7 +78,7 @@ sub wait_ready
 # Errors do not stop psql; VERBOSITY verbose prints each error's SQLSTATE.
 sub load_script
 {
-	my ($kind, $i, $n) = @_;
+	my ($kind, $i, $n, $round) = @_;
 	my $s = "\\set VERBOSITY verbose\nSET client_min_messages = error;\n";
 	my $t = $tables[ $i % @tables ];
 	for my $j (1 .. $n)
@@ -81,6 +89,25 @@ sub load_script
 			$s .= "INSERT INTO $t VALUES ($k, 'w$i');\n";
 			$s .= "BEGIN; UPDATE $t SET v = 'u$i' WHERE k = $k; "
 			  . "DELETE FROM $t WHERE k = $k - 1 AND v = 'u$i'; COMMIT;\n";
+		}
+		elsif ($kind eq 'alter')
+		{
+			# The event triggers of the second ALTER run while the
+			# transaction has held d1 for a while: a drop that took t1 and
+			# waits for d1 must not wait for them (they analyse mv2, which
+			# reads t1).
+			$s .= "BEGIN; ALTER TABLE d1 ALTER COLUMN v SET DEFAULT 'a$j'; "
+			  . "SELECT pg_sleep(0.05); "
+			  . "ALTER TABLE d1 ALTER COLUMN v DROP DEFAULT; COMMIT;\n";
+		}
+		elsif ($kind eq 'ddl')
+		{
+			my $d = "dd_${round}_$j";
+			$s .= "CREATE TABLE $d (k int NOT NULL, v text NOT NULL);\n";
+			$s .= "SELECT mzcoord.create_table('$d');\n";
+			$s .= "INSERT INTO $d VALUES ($k, 'd');\n";
+			$s .= "ALTER TABLE $d ADD COLUMN w int;\n";
+			$s .= "DROP TABLE $d;\n";
 		}
 		elsif ($kind eq 'reader')
 		{
@@ -110,13 +137,13 @@ sub start_load
 {
 	my ($round) = @_;
 	my @sessions;
-	my @kinds = (('writer') x 3, ('reader') x 3, 'source');
+	my @kinds = (('writer') x 3, ('reader') x 3, 'source', 'alter', 'ddl');
 	for my $i (0 .. $#kinds)
 	{
 		my $base = "$logdir/r${round}_$kinds[$i]_$i";
 		my $ss = { kind => $kinds[$i], err => "$base.err" };
 		open(my $fh, '>', "$base.sql") or die "$base.sql: $!";
-		print $fh load_script($kinds[$i], $i, 4000);
+		print $fh load_script($kinds[$i], $i, 4000, $round);
 		close($fh);
 		$ss->{h} = IPC::Run::start(
 			[ $node->installed_command('psql'), '-XAtq', '-v', 'ON_ERROR_STOP=0',
@@ -178,6 +205,7 @@ for my $round (1 .. $rounds)
 	{
 		my ($ret, $out, $err) = $node->psql('postgres', q{
 			\set VERBOSITY verbose
+			SELECT mzcoord.drop('mv2');
 			SELECT mzcoord.drop('t3_sink');
 			SELECT mzcoord.drop('t2_k');
 			SELECT mzcoord.drop('mv1');
@@ -212,14 +240,15 @@ for my $round (1 .. $rounds)
 		'0', "round $round: nothing is left in schema mzcoord");
 	is($node->safe_psql('postgres', q{
 		SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class
-		 WHERE relname IN ('s1', 'mv1', 't2_k', 't3_sink')
+		 WHERE relname IN ('s1', 'mv1', 'mv2', 't2_k', 't3_sink')
 		    OR relname LIKE 'history_u%'}),
 		'', "round $round: the extension's relations are gone");
 	is($node->safe_psql('postgres', q{
 		SELECT count(*) FROM pg_trigger
-		 WHERE tgrelid IN ('t1'::regclass, 't2'::regclass, 't3'::regclass)}),
+		 WHERE tgrelid IN ('t1'::regclass, 't2'::regclass, 't3'::regclass,
+		                   'd1'::regclass)}),
 		'0', "round $round: registered tables lost their capture triggers");
-	foreach my $t (@tables)
+	foreach my $t (@tables, 'd1')
 	{
 		is($node->safe_psql('postgres',
 				"SELECT count(*) FROM $t WHERE v = 'init'"),
@@ -248,6 +277,22 @@ for my $round (1 .. $rounds)
 }
 diag('errors of the load sessions over all rounds: '
 	  . join(', ', map { "$_ x$all_codes{$_}" } sort keys %all_codes));
+
+# A transaction that ran the drop cannot be prepared (its locks would
+# outlive the end of this session's transaction, where the drop stops
+# being announced); the refusal leaves nothing announced behind.
+my ($pret, $pout, $perr) = $node->psql('postgres', q{
+	\set VERBOSITY verbose
+	BEGIN;
+	DROP EXTENSION mzcoord CASCADE;
+	PREPARE TRANSACTION 'drop_mzcoord';
+});
+like($perr,
+	qr/ERROR:\s+0A000: cannot PREPARE a transaction that ran DROP EXTENSION mzcoord/,
+	'PREPARE TRANSACTION of a drop is refused');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM pg_extension WHERE extname = 'mzcoord'}),
+	'1', 'the refused drop left the extension in place');
 
 is($node->safe_psql('postgres',
 		'SELECT count(*) FROM mzcoord.check_consistency()'),
