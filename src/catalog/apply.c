@@ -4,7 +4,7 @@
  *	  The catalog implications of one catalog change (reference I1, I2,
  *	  I4-I6): mzcoord._apply_implications(old_rows, new_rows).
  *
- * The statement triggers (catalog_trigger.c) collect what one statement did
+ * The statement triggers (trigger.c) collect what one statement did
  * to mzcoord.items and call this function, which is SECURITY DEFINER, so
  * that everything below runs as the extension owner with a pinned
  * search_path.  It
@@ -52,6 +52,9 @@
 
 #include "catalog.h"
 #include "implications.h"
+#include "query.h"
+#include "schedule.h"
+#include "trigger.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_apply_implications);
 PG_FUNCTION_INFO_V1(mzcoord_sql_gid_num);

@@ -52,7 +52,7 @@
 #include "utils/portal.h"
 #include "utils/rel.h"
 
-#include "catalog.h"
+#include "trigger.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_items_trigger);
 PG_FUNCTION_INFO_V1(mzcoord_applying_implications);
