@@ -4,7 +4,7 @@
  *	  The catalog implications of one catalog change (reference I1, I2,
  *	  I4-I6): mzcoord._apply_implications(old_rows, new_rows).
  *
- * The statement triggers (catalog_trigger.c) collect what one statement did
+ * The statement triggers (trigger.c) collect what one statement did
  * to mzcoord.items and call this function, which is SECURITY DEFINER, so
  * that everything below runs as the extension owner with a pinned
  * search_path.  It
@@ -51,6 +51,8 @@
 #include "utils/typcache.h"
 
 #include "catalog.h"
+#include "query.h"
+#include "schedule.h"
 #include "trigger.h"
 #include "implications.h"
 
@@ -430,31 +432,117 @@ validate(ChangeRows *cr, mzc_impl *impls, int nimpls)
 }
 
 /*
- * SQL: mzcoord._apply_implications(old_rows mzcoord.items[],
- *		new_rows mzcoord.items[]) RETURNS void
- *		SECURITY DEFINER SET search_path = pg_catalog, pg_temp
- *
- * See the file header.
+ * Deform the rows of a catalog change (maxrows of them at most), retracted
+ * ones first, finding the columns the implications look at by name.
  */
-Datum
-mzcoord_apply_implications(PG_FUNCTION_ARGS)
+static void
+change_rows_init(ChangeRows *cr, ArrayType *old_rows, ArrayType *new_rows,
+				 int maxrows)
 {
-	ArrayType  *old_rows = PG_ARGISNULL(0) ? NULL : PG_GETARG_ARRAYTYPE_P(0);
-	ArrayType  *new_rows = PG_ARGISNULL(1) ? NULL : PG_GETARG_ARRAYTYPE_P(1);
-	ChangeRows	cr;
-	int			maxrows;
-	int32	   *scratch;
-	mzc_impl   *impls;
-	mzc_impl_fold_result fold;
-	mzc_impl_read *reads;
+	memset(cr, 0, sizeof(*cr));
+	cr->rowtype = ARR_ELEMTYPE(old_rows ? old_rows : new_rows);
+	cr->desc = lookup_rowtype_tupdesc_copy(cr->rowtype, -1);
+	for (int c = 0; c < NUM_COLS; c++)
+	{
+		for (int a = 0; a < cr->desc->natts; a++)
+		{
+			Form_pg_attribute att = TupleDescAttr(cr->desc, a);
+
+			if (!att->attisdropped &&
+				strcmp(NameStr(att->attname), column_names[c]) == 0)
+				cr->attnums[c] = att->attnum;
+		}
+		if (cr->attnums[c] == InvalidAttrNumber)
+			elog(ERROR, "mzcoord.items has no column \"%s\"", column_names[c]);
+	}
+	cr->rows = palloc0(sizeof(Datum) * maxrows);
+	cr->values = palloc0(sizeof(Datum *) * maxrows);
+	cr->nulls = palloc0(sizeof(bool *) * maxrows);
+	cr->sans_relation = palloc0(sizeof(Datum) * maxrows);
+	cr->core = palloc0(sizeof(mzc_impl_row) * maxrows);
+	fmgr_info(F_RECORD_EQ, &cr->record_eq);
+	if (old_rows)
+		add_rows(cr, old_rows, -1);
+	if (new_rows)
+		add_rows(cr, new_rows, 1);
+}
+
+/*
+ * I1, I2: consolidate the change and fold it per item into *fold and the
+ * returned implications (fold->nimpls of them).
+ */
+static mzc_impl *
+fold_change(ChangeRows *cr, mzc_impl_fold_result *fold)
+{
+	int32	   *scratch = palloc(sizeof(int32) * Max(cr->nrows, 1));
+	mzc_impl   *impls = palloc(sizeof(mzc_impl) * Max(cr->nrows, 1));
+	mzc_error	err;
+	mzc_status	st;
+
+	st = mzc_impl_fold(cr->core, cr->nrows, rows_same, cr, scratch, impls,
+					   fold, &err);
+	if (st == MZC_ERR_STATE)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s", err.message),
+				 errdetail(fold->conflict_added ?
+						   "One catalog change adds the item more than once." :
+						   "One catalog change drops the item more than once.")));
+	if (st != MZC_OK)
+		elog(ERROR, "could not fold the catalog change: %s", err.message);
+	return impls;
+}
+
+/*
+ * I4-I6: order the implications into steps (*nsteps of them), given what
+ * the materialized views of the batch read.  New views that read each other
+ * cannot be ordered: name them.
+ */
+static mzc_impl_step *
+plan_steps(ChangeRows *cr, mzc_impl *impls, int nimpls, int32 *nsteps)
+{
+	mzc_impl_read *reads = palloc(sizeof(mzc_impl_read));
 	int			nreads;
 	mzc_impl_step *steps;
-	int32		nsteps;
 	int32	   *stuck;
 	int32		nstuck;
 	mzc_error	err;
 	mzc_status	st;
-	int64		batch;
+
+	nreads = added_view_reads(cr, impls, nimpls, &reads, 0);
+	nreads = dropped_view_reads(cr, impls, nimpls, &reads, nreads);
+	steps = palloc(sizeof(mzc_impl_step) * MZC_IMPL_MAX_STEPS(nimpls));
+	stuck = palloc(sizeof(int32) * nimpls);
+	st = mzc_impl_plan(impls, nimpls, reads, nreads, steps,
+					   MZC_IMPL_MAX_STEPS(nimpls), nsteps, stuck,
+					   &nstuck, &err);
+	if (st == MZC_ERR_INVALID && nstuck > 0)
+	{
+		StringInfoData names;
+
+		initStringInfo(&names);
+		for (int i = 0; i < nstuck; i++)
+			appendStringInfo(&names, "%s%s", i > 0 ? ", " : "",
+							 row_qualified_name(cr, impls[stuck[i]].new_row));
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("materialized views %s cannot be created: they read each other or themselves",
+						names.data)));
+	}
+	if (st != MZC_OK)
+		elog(ERROR, "could not order the catalog implications: %s",
+			 err.message);
+	return steps;
+}
+
+/*
+ * Run the steps of batch number batch, each by its PL/pgSQL leaf, looked
+ * up the first time it is needed.
+ */
+static void
+run_steps(ChangeRows *cr, mzc_impl *impls, mzc_impl_step *steps,
+		  int32 nsteps, int64 batch)
+{
 	Oid			batch_args[2];
 	Oid			alter_args[3];
 	FmgrInfo	create_leaf[MZC_ITEM_NKINDS];
@@ -469,52 +557,87 @@ mzcoord_apply_implications(PG_FUNCTION_ARGS)
 		[MZC_ITEM_SINK] = "_create_sink",
 	};
 
+	batch_args[0] = INT8OID;
+	batch_args[1] = cr->rowtype;
+	alter_args[0] = INT8OID;
+	alter_args[1] = cr->rowtype;
+	alter_args[2] = cr->rowtype;
+	for (int k = 0; k < MZC_ITEM_NKINDS; k++)
+		create_leaf[k].fn_oid = InvalidOid;
+	init_policy.fn_oid = InvalidOid;
+	alter_item.fn_oid = InvalidOid;
+	drop_item.fn_oid = InvalidOid;
+
+	for (int s = 0; s < nsteps; s++)
+	{
+		mzc_impl   *x = &impls[steps[s].impl];
+		FmgrInfo   *leaf;
+		const char *name;
+		int			nargs = 2;
+		Oid		   *argtypes = batch_args;
+		Datum		row;
+
+		switch (steps[s].kind)
+		{
+			case MZC_STEP_CREATE:
+				leaf = &create_leaf[x->kind];
+				name = create_names[x->kind];
+				row = cr->rows[x->new_row];
+				break;
+			case MZC_STEP_INIT_POLICY:
+				leaf = &init_policy;
+				name = "_init_policy";
+				row = cr->rows[x->new_row];
+				break;
+			case MZC_STEP_ALTER:
+				leaf = &alter_item;
+				name = "_alter_item";
+				nargs = 3;
+				argtypes = alter_args;
+				row = cr->rows[x->old_row];
+				break;
+			case MZC_STEP_DROP:
+				leaf = &drop_item;
+				name = "_drop_item";
+				row = cr->rows[x->old_row];
+				break;
+			default:
+				elog(ERROR, "unknown implication step %d", (int) steps[s].kind);
+		}
+		if (!OidIsValid(leaf->fn_oid))
+			leaf_init(leaf, name, nargs, argtypes);
+		leaf_call(leaf, nargs, Int64GetDatum(batch), row,
+				  nargs == 3 ? cr->rows[x->new_row] : (Datum) 0);
+	}
+}
+
+/*
+ * SQL: mzcoord._apply_implications(old_rows mzcoord.items[],
+ *		new_rows mzcoord.items[]) RETURNS void
+ *		SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+ *
+ * See the file header.
+ */
+Datum
+mzcoord_apply_implications(PG_FUNCTION_ARGS)
+{
+	ArrayType  *old_rows = PG_ARGISNULL(0) ? NULL : PG_GETARG_ARRAYTYPE_P(0);
+	ArrayType  *new_rows = PG_ARGISNULL(1) ? NULL : PG_GETARG_ARRAYTYPE_P(1);
+	ChangeRows	cr;
+	int			maxrows;
+	mzc_impl   *impls;
+	mzc_impl_fold_result fold;
+	mzc_impl_step *steps;
+	int32		nsteps;
+	int64		batch;
+
 	maxrows = (old_rows ? ArrayGetNItems(ARR_NDIM(old_rows), ARR_DIMS(old_rows)) : 0) +
 		(new_rows ? ArrayGetNItems(ARR_NDIM(new_rows), ARR_DIMS(new_rows)) : 0);
 	if (maxrows == 0)
 		PG_RETURN_VOID();
+	change_rows_init(&cr, old_rows, new_rows, maxrows);
 
-	memset(&cr, 0, sizeof(cr));
-	cr.rowtype = ARR_ELEMTYPE(old_rows ? old_rows : new_rows);
-	cr.desc = lookup_rowtype_tupdesc_copy(cr.rowtype, -1);
-	for (int c = 0; c < NUM_COLS; c++)
-	{
-		for (int a = 0; a < cr.desc->natts; a++)
-		{
-			Form_pg_attribute att = TupleDescAttr(cr.desc, a);
-
-			if (!att->attisdropped &&
-				strcmp(NameStr(att->attname), column_names[c]) == 0)
-				cr.attnums[c] = att->attnum;
-		}
-		if (cr.attnums[c] == InvalidAttrNumber)
-			elog(ERROR, "mzcoord.items has no column \"%s\"", column_names[c]);
-	}
-	cr.rows = palloc0(sizeof(Datum) * maxrows);
-	cr.values = palloc0(sizeof(Datum *) * maxrows);
-	cr.nulls = palloc0(sizeof(bool *) * maxrows);
-	cr.sans_relation = palloc0(sizeof(Datum) * maxrows);
-	cr.core = palloc0(sizeof(mzc_impl_row) * maxrows);
-	fmgr_info(F_RECORD_EQ, &cr.record_eq);
-	if (old_rows)
-		add_rows(&cr, old_rows, -1);
-	if (new_rows)
-		add_rows(&cr, new_rows, 1);
-
-	/* I1, I2 */
-	scratch = palloc(sizeof(int32) * Max(cr.nrows, 1));
-	impls = palloc(sizeof(mzc_impl) * Max(cr.nrows, 1));
-	st = mzc_impl_fold(cr.core, cr.nrows, rows_same, &cr, scratch, impls,
-					   &fold, &err);
-	if (st == MZC_ERR_STATE)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("%s", err.message),
-				 errdetail(fold.conflict_added ?
-						   "One catalog change adds the item more than once." :
-						   "One catalog change drops the item more than once.")));
-	if (st != MZC_OK)
-		elog(ERROR, "could not fold the catalog change: %s", err.message);
+	impls = fold_change(&cr, &fold);
 	if (fold.nimpls == 0)
 		PG_RETURN_VOID();
 
@@ -538,86 +661,8 @@ mzcoord_apply_implications(PG_FUNCTION_ARGS)
 							 true);
 
 	validate(&cr, impls, fold.nimpls);
-
-	/* I4-I6 */
-	reads = palloc(sizeof(mzc_impl_read));
-	nreads = added_view_reads(&cr, impls, fold.nimpls, &reads, 0);
-	nreads = dropped_view_reads(&cr, impls, fold.nimpls, &reads, nreads);
-	steps = palloc(sizeof(mzc_impl_step) * MZC_IMPL_MAX_STEPS(fold.nimpls));
-	stuck = palloc(sizeof(int32) * fold.nimpls);
-	st = mzc_impl_plan(impls, fold.nimpls, reads, nreads, steps,
-					   MZC_IMPL_MAX_STEPS(fold.nimpls), &nsteps, stuck,
-					   &nstuck, &err);
-	if (st == MZC_ERR_INVALID && nstuck > 0)
-	{
-		StringInfoData names;
-
-		initStringInfo(&names);
-		for (int i = 0; i < nstuck; i++)
-			appendStringInfo(&names, "%s%s", i > 0 ? ", " : "",
-							 row_qualified_name(&cr, impls[stuck[i]].new_row));
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("materialized views %s cannot be created: they read each other or themselves",
-						names.data)));
-	}
-	if (st != MZC_OK)
-		elog(ERROR, "could not order the catalog implications: %s",
-			 err.message);
-
-	/* The leaves, each looked up the first time it is needed. */
-	batch_args[0] = INT8OID;
-	batch_args[1] = cr.rowtype;
-	alter_args[0] = INT8OID;
-	alter_args[1] = cr.rowtype;
-	alter_args[2] = cr.rowtype;
-	for (int k = 0; k < MZC_ITEM_NKINDS; k++)
-		create_leaf[k].fn_oid = InvalidOid;
-	init_policy.fn_oid = InvalidOid;
-	alter_item.fn_oid = InvalidOid;
-	drop_item.fn_oid = InvalidOid;
-
-	for (int s = 0; s < nsteps; s++)
-	{
-		mzc_impl   *x = &impls[steps[s].impl];
-		FmgrInfo   *leaf;
-		const char *name;
-		int			nargs = 2;
-		Oid		   *argtypes = batch_args;
-		Datum		row;
-
-		switch (steps[s].kind)
-		{
-			case MZC_STEP_CREATE:
-				leaf = &create_leaf[x->kind];
-				name = create_names[x->kind];
-				row = cr.rows[x->new_row];
-				break;
-			case MZC_STEP_INIT_POLICY:
-				leaf = &init_policy;
-				name = "_init_policy";
-				row = cr.rows[x->new_row];
-				break;
-			case MZC_STEP_ALTER:
-				leaf = &alter_item;
-				name = "_alter_item";
-				nargs = 3;
-				argtypes = alter_args;
-				row = cr.rows[x->old_row];
-				break;
-			case MZC_STEP_DROP:
-				leaf = &drop_item;
-				name = "_drop_item";
-				row = cr.rows[x->old_row];
-				break;
-			default:
-				elog(ERROR, "unknown implication step %d", (int) steps[s].kind);
-		}
-		if (!OidIsValid(leaf->fn_oid))
-			leaf_init(leaf, name, nargs, argtypes);
-		leaf_call(leaf, nargs, Int64GetDatum(batch), row,
-				  nargs == 3 ? cr.rows[x->new_row] : (Datum) 0);
-	}
+	steps = plan_steps(&cr, impls, fold.nimpls, &nsteps);
+	run_steps(&cr, impls, steps, nsteps, batch);
 	PG_RETURN_VOID();
 }
 

@@ -67,7 +67,10 @@
 #include "utils/syscache.h"
 
 #include "catalog.h"
+#include "coldefs.h"
 #include "extension.h"
+#include "query.h"
+#include "schedule.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_create_table);
 PG_FUNCTION_INFO_V1(mzcoord_create_source);
@@ -327,10 +330,11 @@ mzc_claim_name(Oid nspid, const char *relname)
 
 /*
  * Resolve the name of a relation to create, with the caller's search_path,
- * check the caller may create it there, and claim the name.
+ * check the caller may create it there, and claim the name; the item gets
+ * the schema and the name.
  */
 static void
-mzc_resolve_new_name(text *name, Oid *nspid, char **relname)
+mzc_resolve_new_name(text *name, MzcNewItem *item)
 {
 	char	   *s = text_to_cstring(name);
 	List	   *names;
@@ -344,12 +348,13 @@ mzc_resolve_new_name(text *name, Oid *nspid, char **relname)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cross-database references are not implemented: \"%s\"",
 						s)));
-	*nspid = RangeVarGetCreationNamespace(rv);
-	*relname = rv->relname;
-	aclresult = pg_namespace_aclcheck(*nspid, GetUserId(), ACL_CREATE);
+	item->nspid = RangeVarGetCreationNamespace(rv);
+	item->name = rv->relname;
+	aclresult = pg_namespace_aclcheck(item->nspid, GetUserId(), ACL_CREATE);
 	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_SCHEMA, get_namespace_name(*nspid));
-	mzc_claim_name(*nspid, *relname);
+		aclcheck_error(aclresult, OBJECT_SCHEMA,
+					   get_namespace_name(item->nspid));
+	mzc_claim_name(item->nspid, item->name);
 }
 
 static Interval *
@@ -422,18 +427,14 @@ Datum
 mzcoord_create_source(PG_FUNCTION_ARGS)
 {
 	MzcNewItem	item = {0};
-	Oid			nspid;
-	char	   *relname;
 
 	mzc_require_args(fcinfo, 2);
 	item.retain_history = mzc_retain_history_arg(fcinfo, 2);
 	item.definition = mzcoord_source_columns(text_to_cstring(PG_GETARG_TEXT_PP(1)),
 											 GetUserId());
-	mzc_resolve_new_name(PG_GETARG_TEXT_PP(0), &nspid, &relname);
+	mzc_resolve_new_name(PG_GETARG_TEXT_PP(0), &item);
 
 	item.kind = "source";
-	item.nspid = nspid;
-	item.name = relname;
 	item.owner = GetUserId();
 	PG_RETURN_DATUM(mzc_insert_item(&item));
 }
@@ -448,8 +449,6 @@ mzcoord_create_materialized_view(PG_FUNCTION_ARGS)
 {
 	MzcNewItem	item = {0};
 	MzcQueryInfo info;
-	Oid			nspid;
-	char	   *relname;
 
 	mzc_require_args(fcinfo, 2);
 	item.retain_history = mzc_retain_history_arg(fcinfo, 2);
@@ -457,11 +456,9 @@ mzcoord_create_materialized_view(PG_FUNCTION_ARGS)
 		item.refresh = mzcoord_refresh_canonical(PG_GETARG_ARRAYTYPE_P(3));
 	mzcoord_analyze_query(text_to_cstring(PG_GETARG_TEXT_PP(1)), GetUserId(),
 						  &info);
-	mzc_resolve_new_name(PG_GETARG_TEXT_PP(0), &nspid, &relname);
+	mzc_resolve_new_name(PG_GETARG_TEXT_PP(0), &item);
 
 	item.kind = "materialized_view";
-	item.nspid = nspid;
-	item.name = relname;
 	item.owner = GetUserId();
 	item.definition = mzcoord_deparse_qualified(info.query);
 	PG_RETURN_DATUM(mzc_insert_item(&item));
@@ -528,8 +525,6 @@ mzcoord_create_sink(PG_FUNCTION_ARGS)
 	MzcNewItem	item = {0};
 	MzcItemRef	from;
 	Oid			relid;
-	Oid			nspid;
-	char	   *relname;
 	AclResult	aclresult;
 
 	mzc_require_args(fcinfo, 2);
@@ -540,11 +535,9 @@ mzcoord_create_sink(PG_FUNCTION_ARGS)
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, get_relkind_objtype(get_rel_relkind(relid)),
 					   get_rel_name(relid));
-	mzc_resolve_new_name(PG_GETARG_TEXT_PP(0), &nspid, &relname);
+	mzc_resolve_new_name(PG_GETARG_TEXT_PP(0), &item);
 
 	item.kind = "sink";
-	item.nspid = nspid;
-	item.name = relname;
 	item.owner = GetUserId();
 	item.on_item = from.id;
 	PG_RETURN_DATUM(mzc_insert_item(&item));
@@ -593,52 +586,29 @@ mzcoord_set_retain_history(PG_FUNCTION_ARGS)
 static char *
 mzc_dependents(const char *item_id)
 {
-	SPIPlanPtr	plan;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1];
-	int			ret;
-	char	   *result = NULL;
-	MemoryContext caller = CurrentMemoryContext;
+	char	  **row;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	plan = SPI_prepare("WITH RECURSIVE dep(item_id, input_item_id, depth) AS ("
-					   "  SELECT ii.item_id, ii.input_item_id, 1"
-					   "    FROM mzcoord.item_inputs ii"
-					   "   WHERE ii.input_item_id = $1"
-					   "  UNION"
-					   "  SELECT ii.item_id, ii.input_item_id, d.depth + 1"
-					   "    FROM mzcoord.item_inputs ii"
-					   "    JOIN dep d ON ii.input_item_id = d.item_id"
-					   "   WHERE d.depth < 1000"
-					   ")"
-					   "SELECT pg_catalog.string_agg(pg_catalog.format('%s %I.%I depends on %s %I.%I',"
-					   "         pg_catalog.replace(i.kind, '_', ' '), i.schema_name, i.name,"
-					   "         pg_catalog.replace(p.kind, '_', ' '), p.schema_name, p.name),"
-					   "         E'\\n' ORDER BY e.depth, pg_catalog.length(i.id), i.id)"
-					   "  FROM (SELECT DISTINCT ON (item_id, input_item_id) * FROM dep"
-					   "         ORDER BY item_id, input_item_id, depth) e"
-					   "  JOIN mzcoord.items i ON i.id = e.item_id"
-					   "  JOIN mzcoord.items p ON p.id = e.input_item_id",
-					   1, argtypes);
-	if (plan == NULL)
-		elog(ERROR, "could not prepare the dependents query: %s",
-			 SPI_result_code_string(SPI_result));
-	values[0] = CStringGetTextDatum(item_id);
-	ret = SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-							   InvalidSnapshot, true, false, 1);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "dependents query failed: %s", SPI_result_code_string(ret));
-	if (SPI_processed > 0)
-	{
-		char	   *v = SPI_getvalue(SPI_tuptable->vals[0],
-									 SPI_tuptable->tupdesc, 1);
-
-		if (v != NULL)
-			result = MemoryContextStrdup(caller, v);
-	}
-	SPI_finish();
-	return result;
+	row = mzcoord_catalog_first_row("dependents query",
+									"WITH RECURSIVE dep(item_id, input_item_id, depth) AS ("
+									"  SELECT ii.item_id, ii.input_item_id, 1"
+									"    FROM mzcoord.item_inputs ii"
+									"   WHERE ii.input_item_id = $1"
+									"  UNION"
+									"  SELECT ii.item_id, ii.input_item_id, d.depth + 1"
+									"    FROM mzcoord.item_inputs ii"
+									"    JOIN dep d ON ii.input_item_id = d.item_id"
+									"   WHERE d.depth < 1000"
+									")"
+									"SELECT pg_catalog.string_agg(pg_catalog.format('%s %I.%I depends on %s %I.%I',"
+									"         pg_catalog.replace(i.kind, '_', ' '), i.schema_name, i.name,"
+									"         pg_catalog.replace(p.kind, '_', ' '), p.schema_name, p.name),"
+									"         E'\\n' ORDER BY e.depth, pg_catalog.length(i.id), i.id)"
+									"  FROM (SELECT DISTINCT ON (item_id, input_item_id) * FROM dep"
+									"         ORDER BY item_id, input_item_id, depth) e"
+									"  JOIN mzcoord.items i ON i.id = e.item_id"
+									"  JOIN mzcoord.items p ON p.id = e.input_item_id",
+									TEXTOID, CStringGetTextDatum(item_id));
+	return row ? row[0] : NULL;
 }
 
 /*

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * trigger.h
- *	  The statement triggers on mzcoord.items that batch catalog changes
- *	  for the implications.
+ *	  The statement triggers on mzcoord.items, which batch the changes of
+ *	  one statement for the catalog implications.
  *
  * IDENTIFICATION
  *	  src/catalog/trigger.h

@@ -1,6 +1,7 @@
 -- Part 20 (continued): the catalog plane's functions.
 --
---   * internal C helpers (validation and query analysis, src/catalog/catalog.c);
+--   * internal C helpers (validation and query analysis: src/catalog/catalog.c,
+--     schedule.c, coldefs.c and query.c);
 --   * the catalog implications: the statement triggers on mzcoord.items
 --     (batching in src/catalog/trigger.c) call _apply_implications
 --     (src/catalog/apply.c), which folds and orders the change in
