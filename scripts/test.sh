@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite of mzcoord; exits non-zero on the first failure.
 #
+#   shape       the tree's shape: planes, one owner per header, no include
+#               cycle (scripts/check_shape.pl, doc/architecture.md)
 #   unit        cmocka tests of the pure core (src/core)
 #   fuzz        libFuzzer targets, FUZZ_SECONDS each (default 15)
 #   regress     pg_regress on a temporary preloaded cluster
@@ -11,7 +13,7 @@
 source "$(dirname "$0")/common.sh"
 
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit fuzz regress isolation tap)
+[ ${#suites[@]} -gt 0 ] || suites=(shape unit fuzz regress isolation tap)
 
 require_root
 ensure_packages
@@ -48,6 +50,7 @@ run_suite() {
 M=(make -s PG_CONFIG="$PG_CONFIG" WERROR=1)
 for s in "${suites[@]}"; do
 	case $s in
+	shape) run_suite shape perl scripts/check_shape.pl ;;
 	unit) run_suite unit "${M[@]}" unitcheck ;;
 	fuzz) run_suite fuzz "${M[@]}" fuzzcheck FUZZ_SECONDS="${FUZZ_SECONDS:-15}" ;;
 	regress) run_suite regress "${M[@]}" installcheck ISOLATION= TAP_TESTS= ;;
