@@ -90,6 +90,175 @@ read_policy(const JsonbValue *v, const jpath *path, mzc_asof_dataflow *d)
 }
 
 /*
+ * What reading one request needs across its parts: the storage collections
+ * and dataflows read so far, their id maps, and per collection or dataflow
+ * the last dataflow that named it as an input (to find inputs listed twice).
+ */
+typedef struct AsofReader
+{
+	mzc_asof_storage *storage;
+	int32		ns;
+	int32	   *storage_mark;
+	idmap		smap;
+	mzc_asof_dataflow *flows;
+	char	  **flow_ids;
+	int32		nd;
+	int32	   *flow_mark;
+	idmap		dmap;
+} AsofReader;
+
+/* "storage": {id: {"since": N|null, "upper": N|null}, ...} */
+static void
+read_storage(AsofReader *r, const JsonbValue *storage_obj, const jpath *sp)
+{
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	JsonbValue	m;
+	jpath		ep;
+	int32		i = 0;
+
+	mzcoord_req_require_object(storage_obj, sp);
+	r->ns = JsonContainerSize(storage_obj->val.binary.data);
+	r->storage = mzcoord_req_alloc_array(r->ns, sizeof(mzc_asof_storage));
+	r->storage_mark = mzcoord_req_alloc_array(r->ns, sizeof(int32));
+	mzcoord_req_idmap_init(&r->smap, r->ns);
+	it = JsonbIteratorInit(storage_obj->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &m, true)) != WJB_DONE)
+	{
+		JsonbValue *f;
+		jpath		fp;
+
+		if (tok == WJB_KEY)
+		{
+			char	   *id = pnstrdup(m.val.string.val, m.val.string.len);
+
+			mzcoord_req_path_key(&ep, sp, m.val.string.val, m.val.string.len);
+			if (m.val.string.len == 0)
+				mzcoord_req_error(&ep, "id must not be empty");
+			/* jsonb keeps one member per key; this only guards the map */
+			if (!mzcoord_req_idmap_insert(&r->smap, id, i))
+				mzcoord_req_error(&ep, "duplicate storage id");
+			continue;
+		}
+		if (tok != WJB_VALUE)
+			continue;
+		mzcoord_req_require_object(&m, &ep);
+		mzcoord_req_check_keys(&m, &ep, frontier_keys, lengthof(frontier_keys));
+		f = mzcoord_req_member(&m, &ep, "since", false, &fp);
+		r->storage[i].since = mzcoord_req_read_frontier(f, &fp, true);
+		f = mzcoord_req_member(&m, &ep, "upper", false, &fp);
+		r->storage[i].upper = mzcoord_req_read_frontier(f, &fp, true);
+		/* F5: a collection is readable from its since up to its upper. */
+		if (!r->storage[i].since.empty &&
+			!mzc_frontier_le(r->storage[i].since, r->storage[i].upper))
+			mzcoord_req_error(&ep, "since must not be beyond upper");
+		r->storage_mark[i] = -1;
+		i++;
+	}
+}
+
+/* The ids of "dataflows", first, so that inputs may name later dataflows. */
+static void
+read_flow_ids(AsofReader *r, JsonbContainer *fc, const jpath *dp)
+{
+	r->nd = JsonContainerSize(fc);
+	r->flows = mzcoord_req_alloc_array(r->nd, sizeof(mzc_asof_dataflow));
+	r->flow_ids = mzcoord_req_alloc_array(r->nd, sizeof(char *));
+	r->flow_mark = mzcoord_req_alloc_array(r->nd, sizeof(int32));
+	mzcoord_req_idmap_init(&r->dmap, r->nd);
+	for (int32 i = 0; i < r->nd; i++)
+	{
+		JsonbValue *d = getIthJsonbValueFromContainer(fc, i);
+		JsonbValue *f;
+		jpath		ep,
+					fp;
+
+		mzcoord_req_path_index(&ep, dp, i);
+		mzcoord_req_require_object(d, &ep);
+		mzcoord_req_check_keys(d, &ep, dataflow_keys, lengthof(dataflow_keys));
+		f = mzcoord_req_member(d, &ep, "id", false, &fp);
+		r->flow_ids[i] = mzcoord_req_read_id(f, &fp);
+		if (!mzcoord_req_idmap_insert(&r->dmap, r->flow_ids[i], i))
+			mzcoord_req_error(&fp, "duplicate dataflow id \"%s\"",
+							  mzcoord_req_quote_text(r->flow_ids[i],
+													 strlen(r->flow_ids[i])));
+		r->flow_mark[i] = -1;
+	}
+}
+
+/*
+ * One input id of dataflow i: a storage collection or another dataflow,
+ * each at most once, never the dataflow itself.
+ */
+static void
+read_flow_input(AsofReader *r, int32 i, const char *id, const jpath *xp,
+				int32 *sin, int32 *cin)
+{
+	mzc_asof_dataflow *d = &r->flows[i];
+	int32		k;
+
+	if ((k = mzcoord_req_idmap_find(&r->smap, id)) >= 0)
+	{
+		/* A materialized view reading the collection it writes. */
+		if (strcmp(id, r->flow_ids[i]) == 0)
+			mzcoord_req_error(xp, "a dataflow cannot read itself");
+		if (r->storage_mark[k] == i)
+			mzcoord_req_error(xp, "input \"%s\" is listed twice",
+							  mzcoord_req_quote_text(id, strlen(id)));
+		r->storage_mark[k] = i;
+		sin[d->nstorage_inputs++] = k;
+	}
+	else if ((k = mzcoord_req_idmap_find(&r->dmap, id)) >= 0)
+	{
+		if (r->flow_mark[k] == i)
+			mzcoord_req_error(xp, "input \"%s\" is listed twice",
+							  mzcoord_req_quote_text(id, strlen(id)));
+		if (k == i)
+			mzcoord_req_error(xp, "a dataflow cannot read itself");
+		r->flow_mark[k] = i;
+		cin[d->ncompute_inputs++] = k;
+	}
+	else
+		mzcoord_req_error(xp, "unknown input \"%s\"",
+						  mzcoord_req_quote_text(id, strlen(id)));
+}
+
+/* Dataflow i's "inputs" and "policy". */
+static void
+read_flow(AsofReader *r, JsonbContainer *fc, const jpath *dp, int32 i)
+{
+	JsonbValue *dv = getIthJsonbValueFromContainer(fc, i);
+	mzc_asof_dataflow *d = &r->flows[i];
+	JsonbValue *f;
+	jpath		ep,
+				fp;
+	int32		ninputs;
+	int32	   *sin,
+			   *cin;
+
+	mzcoord_req_path_index(&ep, dp, i);
+	f = mzcoord_req_member(dv, &ep, "inputs", false, &fp);
+	mzcoord_req_require_array(f, &fp);
+	ninputs = JsonContainerSize(f->val.binary.data);
+	sin = mzcoord_req_alloc_array(ninputs, sizeof(int32));
+	cin = mzcoord_req_alloc_array(ninputs, sizeof(int32));
+	for (int32 j = 0; j < ninputs; j++)
+	{
+		JsonbValue *e = getIthJsonbValueFromContainer(f->val.binary.data, j);
+		jpath		xp;
+
+		mzcoord_req_path_index(&xp, &fp, j);
+		read_flow_input(r, i, mzcoord_req_read_id(e, &xp), &xp, sin, cin);
+	}
+	d->storage_inputs = sin;
+	d->compute_inputs = cin;
+	d->export_storage = mzcoord_req_idmap_find(&r->smap, r->flow_ids[i]);
+	f = mzcoord_req_member(dv, &ep, "policy", true, &fp);
+	if (f != NULL)
+		read_policy(f, &fp, d);
+}
+
+/*
  * Fills req from the request; *flow_ids_out gets the dataflow ids.  Storage
  * collections are indexed in jsonb's key order, dataflows in array order
  * (which the core's visit order follows).
@@ -98,29 +267,13 @@ static void
 read_asof_request(Jsonb *jb, mzc_asof_request *req, char ***flow_ids_out)
 {
 	JsonbValue	root;
-	JsonbValue *v,
-			   *storage_obj,
-			   *flows_arr;
+	JsonbValue *v;
 	JsonbContainer *fc;
-	JsonbIterator *it;
-	JsonbIteratorToken tok;
-	JsonbValue	m;
 	jpath		rp,
-				p,
-				sp,
-				dp,
-				ep;
-	mzc_asof_storage *storage;
-	mzc_asof_dataflow *flows;
-	char	  **flow_ids;
-	int32	   *storage_mark,
-			   *flow_mark;
-	idmap		smap,
-				dmap;
-	int32		ns,
-				nd,
-				i;
+				p;
+	AsofReader	r;
 
+	memset(&r, 0, sizeof(r));
 	strlcpy(rp.s, "request", sizeof(rp.s));
 	mzcoord_req_request_root(jb, &root);
 	mzcoord_req_require_object(&root, &rp);
@@ -132,138 +285,21 @@ read_asof_request(Jsonb *jb, mzc_asof_request *req, char ***flow_ids_out)
 	if (v != NULL)
 		req->read_only = mzcoord_req_read_bool(v, &p);
 
-	/* storage: id -> {since, upper} */
-	storage_obj = mzcoord_req_member(&root, &rp, "storage", false, &sp);
-	mzcoord_req_require_object(storage_obj, &sp);
-	ns = JsonContainerSize(storage_obj->val.binary.data);
-	storage = mzcoord_req_alloc_array(ns, sizeof(mzc_asof_storage));
-	storage_mark = mzcoord_req_alloc_array(ns, sizeof(int32));
-	mzcoord_req_idmap_init(&smap, ns);
-	i = 0;
-	it = JsonbIteratorInit(storage_obj->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &m, true)) != WJB_DONE)
-	{
-		JsonbValue *f;
-		jpath		fp;
+	v = mzcoord_req_member(&root, &rp, "storage", false, &p);
+	read_storage(&r, v, &p);
 
-		if (tok == WJB_KEY)
-		{
-			char	   *id = pnstrdup(m.val.string.val, m.val.string.len);
+	v = mzcoord_req_member(&root, &rp, "dataflows", false, &p);
+	mzcoord_req_require_array(v, &p);
+	fc = v->val.binary.data;
+	read_flow_ids(&r, fc, &p);
+	for (int32 i = 0; i < r.nd; i++)
+		read_flow(&r, fc, &p, i);
 
-			mzcoord_req_path_key(&ep, &sp, m.val.string.val, m.val.string.len);
-			if (m.val.string.len == 0)
-				mzcoord_req_error(&ep, "id must not be empty");
-			/* jsonb keeps one member per key; this only guards the map */
-			if (!mzcoord_req_idmap_insert(&smap, id, i))
-				mzcoord_req_error(&ep, "duplicate storage id");
-			continue;
-		}
-		if (tok != WJB_VALUE)
-			continue;
-		mzcoord_req_require_object(&m, &ep);
-		mzcoord_req_check_keys(&m, &ep, frontier_keys, lengthof(frontier_keys));
-		f = mzcoord_req_member(&m, &ep, "since", false, &fp);
-		storage[i].since = mzcoord_req_read_frontier(f, &fp, true);
-		f = mzcoord_req_member(&m, &ep, "upper", false, &fp);
-		storage[i].upper = mzcoord_req_read_frontier(f, &fp, true);
-		/* I1, as for determine_timestamp's inputs */
-		if (!storage[i].since.empty &&
-			!mzc_frontier_le(storage[i].since, storage[i].upper))
-			mzcoord_req_error(&ep, "since must not be beyond upper");
-		storage_mark[i] = -1;
-		i++;
-	}
-
-	/* dataflows: ids first, so inputs may name later dataflows */
-	flows_arr = mzcoord_req_member(&root, &rp, "dataflows", false, &dp);
-	mzcoord_req_require_array(flows_arr, &dp);
-	fc = flows_arr->val.binary.data;
-	nd = JsonContainerSize(fc);
-	flows = mzcoord_req_alloc_array(nd, sizeof(mzc_asof_dataflow));
-	flow_ids = mzcoord_req_alloc_array(nd, sizeof(char *));
-	flow_mark = mzcoord_req_alloc_array(nd, sizeof(int32));
-	mzcoord_req_idmap_init(&dmap, nd);
-	for (i = 0; i < nd; i++)
-	{
-		JsonbValue *d = getIthJsonbValueFromContainer(fc, i);
-		JsonbValue *f;
-		jpath		fp;
-
-		mzcoord_req_path_index(&ep, &dp, i);
-		mzcoord_req_require_object(d, &ep);
-		mzcoord_req_check_keys(d, &ep, dataflow_keys, lengthof(dataflow_keys));
-		f = mzcoord_req_member(d, &ep, "id", false, &fp);
-		flow_ids[i] = mzcoord_req_read_id(f, &fp);
-		if (!mzcoord_req_idmap_insert(&dmap, flow_ids[i], i))
-			mzcoord_req_error(&fp, "duplicate dataflow id \"%s\"",
-						  mzcoord_req_quote_text(flow_ids[i], strlen(flow_ids[i])));
-		flow_mark[i] = -1;
-	}
-	for (i = 0; i < nd; i++)
-	{
-		JsonbValue *dv = getIthJsonbValueFromContainer(fc, i);
-		mzc_asof_dataflow *d = &flows[i];
-		JsonbValue *f;
-		jpath		fp;
-		int32	   *sin,
-				   *cin;
-		int32		ninputs,
-					j;
-
-		mzcoord_req_path_index(&ep, &dp, i);
-		f = mzcoord_req_member(dv, &ep, "inputs", false, &fp);
-		mzcoord_req_require_array(f, &fp);
-		ninputs = JsonContainerSize(f->val.binary.data);
-		sin = mzcoord_req_alloc_array(ninputs, sizeof(int32));
-		cin = mzcoord_req_alloc_array(ninputs, sizeof(int32));
-		for (j = 0; j < ninputs; j++)
-		{
-			JsonbValue *e = getIthJsonbValueFromContainer(f->val.binary.data,
-														  j);
-			jpath		xp;
-			char	   *id;
-			int32		k;
-
-			mzcoord_req_path_index(&xp, &fp, j);
-			id = mzcoord_req_read_id(e, &xp);
-			if ((k = mzcoord_req_idmap_find(&smap, id)) >= 0)
-			{
-				/* A materialized view reading the collection it writes. */
-				if (strcmp(id, flow_ids[i]) == 0)
-					mzcoord_req_error(&xp, "a dataflow cannot read itself");
-				if (storage_mark[k] == i)
-					mzcoord_req_error(&xp, "input \"%s\" is listed twice",
-								  mzcoord_req_quote_text(id, strlen(id)));
-				storage_mark[k] = i;
-				sin[d->nstorage_inputs++] = k;
-			}
-			else if ((k = mzcoord_req_idmap_find(&dmap, id)) >= 0)
-			{
-				if (flow_mark[k] == i)
-					mzcoord_req_error(&xp, "input \"%s\" is listed twice",
-								  mzcoord_req_quote_text(id, strlen(id)));
-				if (k == i)
-					mzcoord_req_error(&xp, "a dataflow cannot read itself");
-				flow_mark[k] = i;
-				cin[d->ncompute_inputs++] = k;
-			}
-			else
-				mzcoord_req_error(&xp, "unknown input \"%s\"",
-							  mzcoord_req_quote_text(id, strlen(id)));
-		}
-		d->storage_inputs = sin;
-		d->compute_inputs = cin;
-		d->export_storage = mzcoord_req_idmap_find(&smap, flow_ids[i]);
-		f = mzcoord_req_member(dv, &ep, "policy", true, &fp);
-		if (f != NULL)
-			read_policy(f, &fp, d);
-	}
-
-	req->storage = storage;
-	req->nstorage = ns;
-	req->dataflows = flows;
-	req->ndataflows = nd;
-	*flow_ids_out = flow_ids;
+	req->storage = r.storage;
+	req->nstorage = r.ns;
+	req->dataflows = r.flows;
+	req->ndataflows = r.nd;
+	*flow_ids_out = r.flow_ids;
 }
 
 /*

@@ -187,7 +187,7 @@ read_ts_request(Jsonb *jb, mzc_ts_request *req, char ***ids_out)
 		inputs[i].upper = mzcoord_req_read_frontier(f, &fp, true);
 
 		/*
-		 * No collection has a since beyond its upper (invariant I1); an
+		 * No collection has a since beyond its upper (F5); an
 		 * empty since (nothing readable any more) goes with any upper.  The
 		 * core computes with such an input all the same, so the check is
 		 * made here.

@@ -118,21 +118,11 @@ sort_rows(const mzc_impl_row *rows, int32_t n, int32_t *order)
 	}
 }
 
-mzc_status
-mzc_impl_fold(const mzc_impl_row *rows, int32_t nrows, mzc_impl_same_fn same,
-			  void *ctx, int32_t *scratch, mzc_impl *impls,
-			  mzc_impl_fold_result *result, mzc_error *err)
+/* Every row well formed: a positive id, a known kind, a diff of +-1. */
+static mzc_status
+check_rows(const mzc_impl_row *rows, int32_t nrows, mzc_error *err)
 {
-	mzc_impl_fold_result res;
-	int32_t		i;
-	int32_t		start;
-
-	memset(&res, 0, sizeof(res));
-	mzc_error_clear(err);
-	if (nrows < 0 || (nrows > 0 && (rows == NULL || scratch == NULL ||
-									impls == NULL || same == NULL)))
-		return mzc_fail(err, MZC_ERR_INVALID, "invalid arguments");
-	for (i = 0; i < nrows; i++)
+	for (int32_t i = 0; i < nrows; i++)
 	{
 		if (rows[i].id < 1)
 			return mzc_fail(err, MZC_ERR_INVALID,
@@ -147,108 +137,154 @@ mzc_impl_fold(const mzc_impl_row *rows, int32_t nrows, mzc_impl_same_fn same,
 							"row %d: diff must be 1 or -1, not %d", (int) i,
 							(int) rows[i].diff);
 	}
+	return MZC_OK;
+}
+
+/* What the rows of one item consolidate to (I1). */
+typedef struct item_net
+{
+	int32_t		additions;
+	int32_t		retractions;
+	int32_t		old_row;		/* first retracted row, or MZC_IMPL_NONE */
+	int32_t		new_row;		/* first added row, or MZC_IMPL_NONE */
+} item_net;
+
+/*
+ * I1: the net diff of each distinct row among order[start..end) (one
+ * item's rows), counted at its first occurrence.
+ */
+static item_net
+consolidate_item(const mzc_impl_row *rows, const int32_t *order,
+				 int32_t start, int32_t end, mzc_impl_same_fn same, void *ctx)
+{
+	item_net	net = {0, 0, MZC_IMPL_NONE, MZC_IMPL_NONE};
+
+	for (int32_t j = start; j < end; j++)
+	{
+		int32_t		r = order[j];
+		bool		first = true;
+		int32_t		n = 0;
+
+		for (int32_t k = start; k < j && first; k++)
+			if (same(ctx, order[k], r, false))
+				first = false;
+		if (!first)
+			continue;
+		for (int32_t k = j; k < end; k++)
+			if (k == j || same(ctx, order[k], r, false))
+				n += rows[order[k]].diff;
+		if (n > 0)
+		{
+			net.additions += n;
+			if (net.new_row == MZC_IMPL_NONE)
+				net.new_row = r;
+		}
+		else if (n < 0)
+		{
+			net.retractions -= n;
+			if (net.old_row == MZC_IMPL_NONE)
+				net.old_row = r;
+		}
+	}
+	return net;
+}
+
+/* An item added or dropped twice: the state error, with its id. */
+static mzc_status
+fold_conflict(int64_t id, const item_net *net, mzc_impl_fold_result *result,
+			  mzc_error *err)
+{
+	if (result != NULL)
+	{
+		memset(result, 0, sizeof(*result));
+		result->conflict_id = id;
+		result->conflict_added = net->additions > 1;
+	}
+	if (net->additions > 1)
+		return mzc_fail(err, MZC_ERR_STATE,
+						"cannot add an already added item: u%lld",
+						(long long) id);
+	return mzc_fail(err, MZC_ERR_STATE,
+					"cannot drop an already dropped item: u%lld",
+					(long long) id);
+}
+
+/*
+ * I2: the implication of one item with at most one net addition and one
+ * net retraction.  Returns false when there is none (nothing changed, or
+ * only the relation of a new item was filled in).
+ */
+static bool
+fold_item(const mzc_impl_row *rows, int64_t id, const item_net *net,
+		  mzc_impl_same_fn same, void *ctx, mzc_impl *impl,
+		  mzc_impl_fold_result *res)
+{
+	if (net->additions == 0 && net->retractions == 0)
+		return false;
+	memset(impl, 0, sizeof(*impl));
+	impl->id = id;
+	impl->old_row = net->old_row;
+	impl->new_row = net->new_row;
+	if (net->additions == 1 && net->retractions == 1)
+	{
+		/* Filling in the relation of a new item is not a change. */
+		if (rows[net->old_row].relation_null &&
+			same(ctx, net->old_row, net->new_row, true))
+			return false;
+		impl->action = MZC_IMPL_ALTERED;
+		impl->kind = rows[net->new_row].kind;
+		res->naltered++;
+	}
+	else if (net->additions == 1)
+	{
+		impl->action = MZC_IMPL_ADDED;
+		impl->kind = rows[net->new_row].kind;
+		res->nadded++;
+	}
+	else
+	{
+		impl->action = MZC_IMPL_DROPPED;
+		impl->kind = rows[net->old_row].kind;
+		res->ndropped++;
+	}
+	return true;
+}
+
+mzc_status
+mzc_impl_fold(const mzc_impl_row *rows, int32_t nrows, mzc_impl_same_fn same,
+			  void *ctx, int32_t *scratch, mzc_impl *impls,
+			  mzc_impl_fold_result *result, mzc_error *err)
+{
+	mzc_impl_fold_result res;
+	mzc_status	st;
+
+	memset(&res, 0, sizeof(res));
+	mzc_error_clear(err);
+	if (nrows < 0 || (nrows > 0 && (rows == NULL || scratch == NULL ||
+									impls == NULL || same == NULL)))
+		return mzc_fail(err, MZC_ERR_INVALID, "invalid arguments");
+	if ((st = check_rows(rows, nrows, err)) != MZC_OK)
+		return st;
 
 	sort_rows(rows, nrows, scratch);
-
-	for (start = 0; start < nrows;)
+	for (int32_t start = 0; start < nrows;)
 	{
 		int64_t		id = rows[scratch[start]].id;
 		int32_t		end = start;
-		int32_t		additions = 0;
-		int32_t		retractions = 0;
-		int32_t		old_row = MZC_IMPL_NONE;
-		int32_t		new_row = MZC_IMPL_NONE;
-		int32_t		j;
-		int32_t		k;
-		mzc_impl	impl;
+		item_net	net;
 
 		while (end < nrows && rows[scratch[end]].id == id)
 			end++;
-
-		/*
-		 * I1: the net diff of each distinct row, counted at its first
-		 * occurrence.
-		 */
-		for (j = start; j < end; j++)
-		{
-			int32_t		r = scratch[j];
-			bool		first = true;
-			int32_t		net = 0;
-
-			for (k = start; k < j && first; k++)
-				if (same(ctx, scratch[k], r, false))
-					first = false;
-			if (!first)
-				continue;
-			for (k = j; k < end; k++)
-				if (k == j || same(ctx, scratch[k], r, false))
-					net += rows[scratch[k]].diff;
-			if (net > 0)
-			{
-				additions += net;
-				if (new_row == MZC_IMPL_NONE)
-					new_row = r;
-			}
-			else if (net < 0)
-			{
-				retractions -= net;
-				if (old_row == MZC_IMPL_NONE)
-					old_row = r;
-			}
-		}
+		net = consolidate_item(rows, scratch, start, end, same, ctx);
 		start = end;
-
-		/* I2: fold per item. */
-		if (additions > 1 || retractions > 1)
-		{
-			if (result != NULL)
-			{
-				memset(result, 0, sizeof(*result));
-				result->conflict_id = id;
-				result->conflict_added = additions > 1;
-			}
-			if (additions > 1)
-				return mzc_fail(err, MZC_ERR_STATE,
-								"cannot add an already added item: u%lld",
-								(long long) id);
-			return mzc_fail(err, MZC_ERR_STATE,
-							"cannot drop an already dropped item: u%lld",
-							(long long) id);
-		}
-		if (additions == 0 && retractions == 0)
-			continue;
-
-		memset(&impl, 0, sizeof(impl));
-		impl.id = id;
-		impl.old_row = old_row;
-		impl.new_row = new_row;
-		if (additions == 1 && retractions == 1)
-		{
-			/* Filling in the relation of a new item is not a change. */
-			if (rows[old_row].relation_null &&
-				same(ctx, old_row, new_row, true))
-				continue;
-			impl.action = MZC_IMPL_ALTERED;
-			impl.kind = rows[new_row].kind;
-			res.naltered++;
-		}
-		else if (additions == 1)
-		{
-			impl.action = MZC_IMPL_ADDED;
-			impl.kind = rows[new_row].kind;
-			res.nadded++;
-		}
-		else
-		{
-			impl.action = MZC_IMPL_DROPPED;
-			impl.kind = rows[old_row].kind;
-			res.ndropped++;
-		}
-		impls[res.nimpls++] = impl;
+		if (net.additions > 1 || net.retractions > 1)
+			return fold_conflict(id, &net, result, err);
+		if (fold_item(rows, id, &net, same, ctx, &impls[res.nimpls], &res))
+			res.nimpls++;
 	}
 
 	res.added_filled = res.nadded > 0;
-	for (i = 0; i < res.nimpls; i++)
+	for (int32_t i = 0; i < res.nimpls; i++)
 		if (impls[i].action == MZC_IMPL_ADDED &&
 			rows[impls[i].new_row].relation_null)
 			res.added_filled = false;

@@ -33,7 +33,8 @@
  * updates, a small one within a second or two.  Each tick examines at most
  * MZC_COMPACT_SCAN collections (round robin over the controller's
  * collections), and stops starting compactions once half a tick interval
- * has passed; one compaction is not interrupted.  A collection found with
+ * has passed (but always starts the first one due, so that a loaded
+ * machine still makes progress); one compaction is not interrupted.  A collection found with
  * nothing above its compacted frontier is not looked at again (not even
  * opened) until the cumulative statistics show writes to its history.  A compaction that fails
  * is logged and retried a minute later; it never stops the coordinator.
@@ -846,7 +847,12 @@ mzcoord_storage_tick(void)
 	{
 		MzcCompactState *st = hash_search(compact_states, &due_gid[i], HASH_FIND, NULL);
 
-		if (GetCurrentTimestamp() >= deadline)
+		/*
+		 * The first due collection is always compacted: on a loaded machine
+		 * the scan alone can take half a tick, and compaction must still
+		 * make progress.
+		 */
+		if (i > 0 && GetCurrentTimestamp() >= deadline)
 			break;
 		if (st != NULL)
 			compact_one(st, due_since[i]);
