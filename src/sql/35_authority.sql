@@ -68,7 +68,8 @@ CREATE TABLE mzcoord.read_requirements (
     at              bigint,
     CONSTRAINT read_requirements_pkey PRIMARY KEY (item_id, input_global_id),
     CONSTRAINT read_requirements_item_id_fkey FOREIGN KEY (item_id)
-        REFERENCES mzcoord.items (id) ON DELETE CASCADE,
+        REFERENCES mzcoord.items (id) ON DELETE CASCADE
+        DEFERRABLE INITIALLY DEFERRED,
     CONSTRAINT read_requirements_at_check CHECK (at >= 0)
 );
 
