@@ -10,8 +10,8 @@
  * arrive with the lease module (mzcoord.create_lease and friends); until
  * then no slot has a lease and the limit is the empty frontier, which limits
  * nothing.  Whoever changes a lease marks the slot with
- * mzcoord_ctl_mark_republish (controller.h) so that its bound is looked at
- * again at the next tick.
+ * mzcoord_ctl_mark_recheck (controller.h, under the exclusive lock) so that
+ * the next tick computes its proposal again and publishes it if it moved.
  *
  * IDENTIFICATION
  *	  src/controller/lease.c

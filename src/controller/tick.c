@@ -2,16 +2,23 @@
  *
  * tick.c
  *	  The coordinator's tick: bootstrap when needed, advance the table
- *	  timeline and the implied capabilities, persist the frontiers that
- *	  changed, and move the durable holds once that is committed.
+ *	  timeline and the implied capabilities, publish the compaction bounds
+ *	  and persist the frontiers that changed, and move the durable holds
+ *	  once that is committed.
  *
- * Persistence: the tick writes, in one statement, the durable since and
- * upper of every collection whose values changed (the core's dirty list).
- * The durable since is meet(implied capability, the holds of dependent
- * collections): what the since will be after a restart, when transaction
- * holds are gone.  The durable hold of each collection (publish.c) moves
- * only after the tick's transaction committed (tick_committed), so no since
- * regresses across a restart.  A persist that did not commit leaves
+ * Publication: the tick writes, in one statement (publish_sql), the
+ * compaction bound, the since and the upper of every collection whose
+ * values changed (the core's dirty list and the recheck list).  The
+ * proposal is meet(implied capability, the holds of dependent collections,
+ * the leases on it): what the since will be after a restart, when
+ * transaction holds are gone; the bound becomes join(old bound, proposal),
+ * kept at or below every read requirement by the table's trigger, and the
+ * since of mzcoord.collections mirrors it.  The statement runs only under
+ * the coordinator's epoch (authority.c).  The durable hold of each
+ * collection (publish.c) moves to the committed bound only after the
+ * tick's transaction committed (tick_committed), so the live since never
+ * passes the committed bound and no since regresses across a restart.  In
+ * read-only mode (mzcoord.read_only) no bound is published.  A persist that did not commit leaves
  * MzcController.resync set, and the next tick compares every collection.
  *
  * Runs only in the coordinator, which is the only writer of `resync` (set
