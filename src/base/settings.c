@@ -28,6 +28,8 @@ int			mzcoord_max_collections = 4096;
 int			mzcoord_max_holds = 8192;
 int			mzcoord_since_persist_interval = 1000;
 bool		mzcoord_auto_compact = true;
+bool		mzcoord_read_only = false;
+char	   *mzcoord_failpoint = NULL;
 int			mzcoord_ready_timeout = 10000;
 int			mzcoord_max_future = 366 * 24 * 60;
 int			mzcoord_max_holds_per_backend = -1;
@@ -121,6 +123,31 @@ mzcoord_define_settings(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("mzcoord.read_only",
+							 "Keeps the coordinator from publishing compaction bounds and from compacting.",
+							 "Reads and read holds keep working; sinces stay at their "
+							 "committed compaction bounds until it is turned off.",
+							 &mzcoord_read_only,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	/*
+	 * Test-only: names a failpoint (src/base/failpoint.c) at which the
+	 * server crashes.  Superuser only; GUC_NOT_IN_SAMPLE keeps it out of
+	 * postgresql.conf.sample.
+	 */
+	DefineCustomStringVariable("mzcoord.failpoint",
+							   "Test only: crash the server (PANIC) at the named failpoint.",
+							   "Empty means none.  Points: publish_before_commit, "
+							   "compaction_before_record, bootstrap.",
+							   &mzcoord_failpoint,
+							   "",
+							   PGC_SUSET,
+							   GUC_NOT_IN_SAMPLE,
+							   NULL, NULL, NULL);
 
 	if (!process_shared_preload_libraries_in_progress)
 	{

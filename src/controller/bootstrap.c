@@ -5,9 +5,12 @@
  *	  tick, after the extension was (re)created, after a failed publication
  *	  and on request (mzcoord._controller_rebootstrap()).
  *
- * The catalog rows are read with SPI, the as-ofs of maintained collections
- * are selected (reference 2.6), and the controller is emptied and rebuilt
- * in one exclusive section.  A publication between the catalog read and the
+ * The catalog rows are read with SPI; a collection with history starts at
+ * its committed compaction bound (mzcoord.compaction_bounds, the authority:
+ * its durable hold sits there, so nothing compacted becomes readable and no
+ * since regresses), any other at its durable since.  Then the as-ofs of
+ * maintained collections are selected (reference 2.6), and the controller
+ * is emptied and rebuilt in one exclusive section.  A publication between the catalog read and the
  * build is noticed through MzcController.publications and makes the
  * rebuild read again.
  *
@@ -30,6 +33,7 @@
 #include "asof.h"
 #include "bootstrap.h"
 #include "controller.h"
+#include "failpoint.h"
 #include "ids.h"
 #include "oracle.h"
 #include "publish.h"
@@ -46,6 +50,7 @@ typedef struct MzcBootRow
 	MzcKind		kind;
 	Oid			relid;
 	bool		is_primary;
+	bool		has_bound;		/* since is its committed compaction bound */
 	mzc_frontier since;
 	mzc_frontier upper;
 	int64		retain_ms;
@@ -62,14 +67,18 @@ typedef struct MzcBootRow
 static const char *const boot_query =
 "SELECT c.global_id, c.item_id, i.kind, i.relation::pg_catalog.oid,"
 "       c.primary_id IS NULL,"
-"       coalesce(c.since, c.as_of), c.upper,"
+"       CASE WHEN b.global_id IS NOT NULL THEN b.bound"
+"            ELSE coalesce(c.since, c.as_of) END, c.upper,"
 "       (pg_catalog.extract('epoch', i.retain_history)"
 "        OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8,"
 "       (SELECT pg_catalog.array_agg(ii.input_global_id ORDER BY ii.input_global_id)"
 "          FROM mzcoord.item_inputs ii"
-"         WHERE ii.item_id OPERATOR(pg_catalog.=) c.item_id)"
+"         WHERE ii.item_id OPERATOR(pg_catalog.=) c.item_id),"
+"       b.global_id IS NOT NULL"
 "  FROM mzcoord.collections c JOIN mzcoord.items i"
 "    ON i.id OPERATOR(pg_catalog.=) c.item_id"
+"  LEFT JOIN mzcoord.compaction_bounds b"
+"    ON b.global_id OPERATOR(pg_catalog.=) c.global_id"
 " ORDER BY pg_catalog.length(c.global_id), c.global_id";
 
 static mzc_frontier
@@ -112,6 +121,7 @@ boot_read_catalog(int *nrows)
 		row->relid = isnull ? InvalidOid : DatumGetObjectId(d);
 		row->is_primary = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
 		row->since = spi_frontier(tup, desc, 6);
+		row->has_bound = DatumGetBool(SPI_getbinval(tup, desc, 10, &isnull));
 		row->upper = spi_frontier(tup, desc, 7);
 		d = SPI_getbinval(tup, desc, 8, &isnull);
 		row->retain_ms = isnull ? MZC_DEFAULT_RETAIN_MS : DatumGetInt64(d);
@@ -209,8 +219,13 @@ boot_select_as_ofs(MzcBootRow *rows, int n)
 	if (mzc_select_as_ofs(&req, NULL, &err) != MZC_OK)
 		elog(ERROR, "mzcoord: as-of selection failed: %s", err.message);
 
+	/*
+	 * A collection with a compaction bound keeps its bound as its since:
+	 * the as-of its dataflow restarts at is no permission to compact.
+	 */
 	for (int i = 0; i < n; i++)
-		if (rows[i].dataflow >= 0 && !dfs[rows[i].dataflow].as_of.empty)
+		if (rows[i].dataflow >= 0 && !dfs[rows[i].dataflow].as_of.empty &&
+			!rows[i].has_bound)
 			rows[i].since = mzc_frontier_join(rows[i].since,
 											  dfs[rows[i].dataflow].as_of);
 }
@@ -358,6 +373,8 @@ mzcoord_ctl_bootstrap(Oid ext)
 		LWLockRelease(mzcoord_ctl->lock);
 		PushActiveSnapshot(GetLatestSnapshot());
 		rows = boot_read_catalog(&n);
+		/* Test only: a crash in the middle of a bootstrap. */
+		mzcoord_failpoint_check("bootstrap");
 		PopActiveSnapshot();
 
 		/*

@@ -76,7 +76,8 @@ typedef struct MzcSlotInfo
 	bool		persisted;		/* durable_* hold what the catalog has */
 	mzc_frontier durable_since;
 	mzc_frontier durable_upper;
-	mzc_frontier durable_hold;	/* one count at the committed since ({}: none) */
+	mzc_frontier durable_hold;	/* one count at the committed since, i.e.
+								 * the compaction bound ({}: none) */
 	bool		recheck;		/* on the recheck list: look at it next tick */
 	int32		recheck_next;	/* next slot on the recheck list, or -1 */
 	int32		tick_pos;		/* index in mzcoord_ctl_tick_slots, or -1 */

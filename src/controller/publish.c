@@ -13,7 +13,8 @@
  * failure there is logged and makes the next tick rebuild the controller.
  *
  * The durable hold: each collection keeps one count at the since the
- * catalog has committed (MzcSlotInfo.durable_hold), moved by the tick only
+ * catalog has committed (MzcSlotInfo.durable_hold) -- its committed
+ * compaction bound, for a collection with history -- moved by the tick only
  * after its transaction committed (tick.c).  The live since never passes
  * the durable one, so no since regresses across a restart and compaction
  * never passes a durable since.

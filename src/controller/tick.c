@@ -2,16 +2,23 @@
  *
  * tick.c
  *	  The coordinator's tick: bootstrap when needed, advance the table
- *	  timeline and the implied capabilities, persist the frontiers that
- *	  changed, and move the durable holds once that is committed.
+ *	  timeline and the implied capabilities, publish the compaction bounds
+ *	  and persist the frontiers that changed, and move the durable holds
+ *	  once that is committed.
  *
- * Persistence: the tick writes, in one statement, the durable since and
- * upper of every collection whose values changed (the core's dirty list).
- * The durable since is meet(implied capability, the holds of dependent
- * collections): what the since will be after a restart, when transaction
- * holds are gone.  The durable hold of each collection (publish.c) moves
- * only after the tick's transaction committed (tick_committed), so no since
- * regresses across a restart.  A persist that did not commit leaves
+ * Publication: the tick writes, in one statement (publish_sql), the
+ * compaction bound, the since and the upper of every collection whose
+ * values changed (the core's dirty list and the recheck list).  The
+ * proposal is meet(implied capability, the holds of dependent collections,
+ * the leases on it): what the since will be after a restart, when
+ * transaction holds are gone; the bound becomes join(old bound, proposal),
+ * kept at or below every read requirement by the table's trigger, and the
+ * since of mzcoord.collections mirrors it.  The statement runs only under
+ * the coordinator's epoch (authority.c).  The durable hold of each
+ * collection (publish.c) moves to the committed bound only after the
+ * tick's transaction committed (tick_committed), so the live since never
+ * passes the committed bound and no since regresses across a restart.  In
+ * read-only mode (mzcoord.read_only) no bound is published.  A persist that did not commit leaves
  * MzcController.resync set, and the next tick compares every collection.
  *
  * Runs only in the coordinator, which is the only writer of `resync` (set
@@ -33,9 +40,12 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "authority.h"
 #include "bootstrap.h"
 #include "controller.h"
+#include "failpoint.h"
 #include "ids.h"
+#include "lease.h"
 #include "oracle.h"
 #include "publish.h"
 #include "settings.h"
@@ -52,7 +62,9 @@ typedef struct MzcPersistRow
 	mzc_frontier since;
 	mzc_frontier upper;
 	bool		own_upper;		/* the tick writes its upper (not a source) */
+	bool		publish;		/* publish its bound (not in read-only mode) */
 	bool		written;		/* set by persist_rows */
+	mzc_frontier committed;		/* since written (the bound, for one with a bound) */
 } MzcPersistRow;
 
 /* Rows the current tick persists (worker only; in the tick's context). */
@@ -74,19 +86,108 @@ durable_since(int32 slot, const mzc_frontier *min_dep_hold)
 }
 
 static int
-cmp_int64(const void *a, const void *b)
+cmp_row_slot(const void *a, const void *b)
 {
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
+	int32		x = ((const MzcPersistRow *) a)->slot;
+	int32		y = ((const MzcPersistRow *) b)->slot;
 
 	return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /*
- * Write the rows' frontiers to mzcoord.collections in one statement.  Rows
- * that another transaction has locked (a source's upper advance still in
- * progress, DDL) are skipped rather than waited for: the coordinator must
- * not stall behind a user's open transaction.  Sets rows[i].written for the
+ * The publication, one statement: for every row, the compaction bound
+ * becomes join(old bound, proposal) (compaction_bounds; its trigger also
+ * keeps it at or below every read requirement on the collection, reading
+ * them after the row is locked), and mzcoord.collections gets the upper
+ * and, as a mirror for its readers, since = the bound (the proposal itself
+ * for a collection without history).  Rows that another transaction has
+ * locked (a source's upper advance, DDL, a creation holding an input's
+ * bound FOR SHARE) are skipped rather than waited for: the coordinator must
+ * not stall behind a user's open transaction.  Every bound row is stamped
+ * with the epoch, which the caller checked under lock.
+ */
+static const char *const publish_sql =
+"WITH v AS ("
+"  SELECT * FROM unnest($1, $2, $3, $4, $6)"
+"         AS v(global_id, since, upper, own_upper, publish)),"
+" free AS ("
+"  SELECT l.global_id FROM mzcoord.collections l"
+"   WHERE l.global_id OPERATOR(pg_catalog.=) ANY ($1)"
+"     FOR NO KEY UPDATE SKIP LOCKED),"
+" held AS ("
+"  SELECT b.global_id FROM mzcoord.compaction_bounds b"
+"   WHERE b.global_id OPERATOR(pg_catalog.=) ANY ($1)"
+"     FOR NO KEY UPDATE SKIP LOCKED),"
+" bounded AS ("
+"  SELECT b.global_id FROM mzcoord.compaction_bounds b"
+"   WHERE b.global_id OPERATOR(pg_catalog.=) ANY ($1)),"
+" nb AS ("
+"  UPDATE mzcoord.compaction_bounds b"
+"     SET bound = CASE WHEN b.bound IS NULL OR v.since IS NULL THEN NULL"
+"                      ELSE GREATEST(b.bound, v.since) END,"
+"         epoch = $5, published_at = pg_catalog.now()"
+"    FROM v, free f, held h"
+"   WHERE b.global_id OPERATOR(pg_catalog.=) v.global_id"
+"     AND f.global_id OPERATOR(pg_catalog.=) v.global_id"
+"     AND h.global_id OPERATOR(pg_catalog.=) v.global_id"
+"     AND v.publish"
+"  RETURNING b.global_id, b.bound)"
+"UPDATE mzcoord.collections c"
+"   SET since = CASE WHEN NOT v.publish THEN c.since"
+"                    WHEN nb.global_id IS NULL THEN v.since"
+"                    ELSE nb.bound END,"
+"       upper = CASE WHEN v.own_upper THEN v.upper ELSE c.upper END"
+"  FROM v JOIN free f ON f.global_id OPERATOR(pg_catalog.=) v.global_id"
+"         LEFT JOIN nb ON nb.global_id OPERATOR(pg_catalog.=) v.global_id"
+" WHERE c.global_id OPERATOR(pg_catalog.=) v.global_id"
+"   AND (nb.global_id IS NOT NULL OR NOT v.publish"
+"        OR NOT EXISTS (SELECT 1 FROM bounded x"
+"                        WHERE x.global_id OPERATOR(pg_catalog.=) v.global_id))"
+" RETURNING c.global_id, c.since";
+
+static int
+cmp_row_gid(const void *a, const void *b)
+{
+	int64		x = ((const MzcPersistRow *) a)->gid;
+	int64		y = ((const MzcPersistRow *) b)->gid;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/*
+ * Mark the rows the publication wrote, with the since it committed (SPI
+ * result of publish_sql).  rows are sorted by gid here and by slot again
+ * by the caller.
+ */
+static void
+mark_written(MzcPersistRow *rows, int n)
+{
+	qsort(rows, n, sizeof(MzcPersistRow), cmp_row_gid);
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		MzcPersistRow key;
+		MzcPersistRow *row;
+		bool		isnull;
+		Datum		d;
+
+		if (!mzcoord_parse_gid(SPI_getvalue(tup, SPI_tuptable->tupdesc, 1),
+							   &key.gid))
+			continue;
+		row = bsearch(&key, rows, n, sizeof(MzcPersistRow), cmp_row_gid);
+		if (row == NULL)
+			continue;
+		d = SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull);
+		row->written = true;
+		row->committed = isnull ? mzc_frontier_empty() :
+			mzc_frontier_at(DatumGetInt64(d));
+	}
+}
+
+/*
+ * Publish the rows (see publish_sql), under the epoch: nothing is written
+ * when the fence is not available this tick, and the process exits when
+ * the epoch was superseded.  Sets rows[i].written and .committed for the
  * rows written; the others are tried again at the next tick.
  */
 static void
@@ -96,16 +197,15 @@ persist_rows(MzcPersistRow *rows, int n)
 	Datum	   *sinces = palloc(sizeof(Datum) * n);
 	Datum	   *uppers = palloc(sizeof(Datum) * n);
 	Datum	   *owns = palloc(sizeof(Datum) * n);
+	Datum	   *pubs = palloc(sizeof(Datum) * n);
 	bool	   *since_nulls = palloc(sizeof(bool) * n);
 	bool	   *upper_nulls = palloc(sizeof(bool) * n);
 	int			dims[1] = {n};
 	int			lbs[1] = {1};
-	Oid			argtypes[4] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
-	BOOLARRAYOID};
-	Datum		values[4];
+	Oid			argtypes[6] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+	BOOLARRAYOID, INT8OID, BOOLARRAYOID};
+	Datum		values[6];
 	int			rc;
-	int64	   *written;
-	uint64		nwritten;
 
 	for (int i = 0; i < n; i++)
 	{
@@ -113,8 +213,12 @@ persist_rows(MzcPersistRow *rows, int n)
 		sinces[i] = mzcoord_frontier_datum(rows[i].since, &since_nulls[i]);
 		uppers[i] = mzcoord_frontier_datum(rows[i].upper, &upper_nulls[i]);
 		owns[i] = BoolGetDatum(rows[i].own_upper);
+		pubs[i] = BoolGetDatum(rows[i].publish);
 		rows[i].written = false;
 	}
+	if (!mzcoord_authority_fence())
+		return;
+
 	values[0] = PointerGetDatum(construct_md_array(gids, NULL, 1, dims, lbs,
 												   TEXTOID, -1, false, TYPALIGN_INT));
 	values[1] = PointerGetDatum(construct_md_array(sinces, since_nulls, 1, dims, lbs,
@@ -123,49 +227,26 @@ persist_rows(MzcPersistRow *rows, int n)
 												   INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	values[3] = PointerGetDatum(construct_array(owns, n, BOOLOID, 1, true,
 												TYPALIGN_CHAR));
+	values[4] = Int64GetDatum(mzcoord_authority_epoch());
+	values[5] = PointerGetDatum(construct_array(pubs, n, BOOLOID, 1, true,
+												TYPALIGN_CHAR));
 
 	/*
 	 * One writer per durable value: a source's upper is written only by its
 	 * advance (source.c), in the transaction that writes its updates, so the
-	 * tick leaves it alone; every other upper and every since is the tick's.
+	 * tick leaves it alone; every other upper, every bound and every since
+	 * is the tick's.
 	 *
 	 * Runs as superuser: every operator is qualified.  (The multi-argument
 	 * unnest in FROM cannot be: the parser expands it only unqualified, into
 	 * calls of pg_catalog.unnest.)
 	 */
-	rc = SPI_execute_with_args(
-							   "WITH free AS ("
-							   "  SELECT l.global_id FROM mzcoord.collections l"
-							   "   WHERE l.global_id OPERATOR(pg_catalog.=) ANY ($1)"
-							   "     FOR NO KEY UPDATE SKIP LOCKED)"
-							   "UPDATE mzcoord.collections c"
-							   "   SET since = v.since,"
-							   "       upper = CASE WHEN v.own_upper THEN v.upper"
-							   "                    ELSE c.upper END"
-							   "  FROM unnest($1, $2, $3, $4)"
-							   "       AS v(global_id, since, upper, own_upper),"
-							   "       free f"
-							   " WHERE c.global_id OPERATOR(pg_catalog.=) v.global_id"
-							   "   AND f.global_id OPERATOR(pg_catalog.=) c.global_id"
-							   " RETURNING c.global_id",
-							   4, argtypes, values, NULL, false, 0);
+	rc = SPI_execute_with_args(publish_sql, 6, argtypes, values, NULL, false, 0);
 	if (rc != SPI_OK_UPDATE_RETURNING)
-		elog(ERROR, "mzcoord: could not persist frontiers: %s",
+		elog(ERROR, "mzcoord: could not publish frontiers: %s",
 			 SPI_result_code_string(rc));
-
-	nwritten = SPI_processed;
-	written = palloc(sizeof(int64) * Max(nwritten, 1));
-	for (uint64 r = 0; r < nwritten; r++)
-	{
-		char	   *g = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1);
-
-		if (!mzcoord_parse_gid(g, &written[r]))
-			written[r] = -1;
-	}
-	qsort(written, nwritten, sizeof(int64), cmp_int64);
-	for (int i = 0; i < n; i++)
-		rows[i].written = bsearch(&rows[i].gid, written, nwritten,
-								  sizeof(int64), cmp_int64) != NULL;
+	mark_written(rows, n);
+	qsort(rows, n, sizeof(MzcPersistRow), cmp_row_slot);
 }
 
 /*
@@ -301,7 +382,11 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 	}
 	if (c->state != MZC_COLL_ACTIVE)
 		return 0;				/* free, or dropped: its catalog row is gone */
-	since = durable_since(s, min_dep_hold);
+	since = mzc_frontier_meet(durable_since(s, min_dep_hold),
+							  mzcoord_lease_limit_locked(s));
+	/* Read-only: nothing is published, the since stays at its bound. */
+	if (mzcoord_read_only && mzcoord_ctl_info[s].persisted)
+		since = mzcoord_ctl_info[s].durable_since;
 	upper = mzcoord_ctl_slot_upper(s, table_upper);
 	if (!needs_persist_locked(s, since, upper, now))
 		return 0;
@@ -310,16 +395,8 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 	row->since = since;
 	row->upper = upper;
 	row->own_upper = mzcoord_ctl_info[s].kind != MZC_KIND_SOURCE;
+	row->publish = !mzcoord_read_only;
 	return 1;
-}
-
-static int
-cmp_row_slot(const void *a, const void *b)
-{
-	int32		x = ((const MzcPersistRow *) a)->slot;
-	int32		y = ((const MzcPersistRow *) b)->slot;
-
-	return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /*
@@ -392,6 +469,9 @@ mzcoord_controller_tick(void)
 		elog(ERROR, "mzcoord: SPI_connect failed");
 	PushActiveSnapshot(GetTransactionSnapshot());
 
+	/* The coordinator's first transaction with the extension: its epoch. */
+	mzcoord_authority_begin(ext);
+
 	if (need_boot)
 	{
 		mzcoord_ctl_bootstrap(ext);
@@ -429,7 +509,11 @@ mzcoord_controller_tick(void)
 	LWLockRelease(mzcoord_ctl->lock);
 
 	if (nrows > 0)
+	{
 		persist_rows(rows, nrows);
+		/* Test only: bounds written, not committed. */
+		mzcoord_failpoint_check("publish_before_commit");
+	}
 
 	PopActiveSnapshot();
 	SPI_finish();
@@ -465,12 +549,13 @@ mzcoord_controller_tick_committed(void)
 				continue;
 			}
 			info->persisted = true;
-			info->durable_since = pending_rows[i].since;
+			info->durable_since = pending_rows[i].committed;
 			info->durable_upper = pending_rows[i].upper;
 			info->persisted_at = GetCurrentTimestamp();
+			/* The live since may follow the bound now committed, no further. */
 			if (mzcoord_ctl_slots[pending_rows[i].slot].state == MZC_COLL_ACTIVE)
 				mzcoord_ctl_durable_hold_advance_locked(pending_rows[i].slot,
-														pending_rows[i].since);
+														pending_rows[i].committed);
 		}
 		mzcoord_ctl->resync = false;
 		LWLockRelease(mzcoord_ctl->lock);

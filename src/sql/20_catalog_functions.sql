@@ -164,9 +164,18 @@ BEGIN
     INSERT INTO mzcoord.collections
            (global_id, item_id, version, primary_id, as_of, since, upper)
     VALUES (p_item.id, p_item.id, 0, NULL, p_since, p_since, p_upper);
+    -- Its compaction bound starts at its since, with its catalog row; it
+    -- goes with that row (ON DELETE CASCADE), so a batch that creates
+    -- before it drops keeps both (src/sql/35_authority.sql).
+    PERFORM mzcoord._create_bound(p_item.id, p_item.kind, p_since);
     INSERT INTO mzcoord.item_inputs (item_id, input_global_id, input_item_id)
     SELECT p_item.id, u.gid, u.item
       FROM unnest(p_inputs, p_input_items) AS u(gid, item);
+    -- A maintained object needs its logical inputs from its as-of on,
+    -- recorded before it is installed (refused below an input's bound, D3).
+    IF p_item.kind IN ('materialized_view', 'index', 'sink') THEN
+        PERFORM mzcoord._record_requirements(p_item.id, p_inputs, p_since);
+    END IF;
     PERFORM mzcoord._stage_collection(p_item.id, p_item.id, p_rel, p_item.kind,
                                       p_since, p_upper, p_inputs);
     -- Tables and sources get their history (src/storage/storage.c).
@@ -267,7 +276,9 @@ BEGIN
         -- Nothing to read: it starts at its creation time, like a source.
         v_as_of := mzcoord._creation_ts();
     ELSE
-        v_as_of := mzcoord._hold_inputs(v_info.inputs);
+        -- Not before any input's compaction bound (D6): locked, they stay.
+        v_as_of := greatest(mzcoord._lock_input_bounds(v_info.inputs),
+                            mzcoord._hold_inputs(v_info.inputs));
     END IF;
     IF p_item.refresh IS NOT NULL THEN
         v_detail := jsonb_build_object('least_valid_read', v_as_of,
@@ -344,7 +355,8 @@ BEGIN
     -- On the extension: DROP EXTENSION needs CASCADE while it exists.
     PERFORM mzcoord._record_dependencies(v_rel, NULL, NULL, NULL);
     UPDATE mzcoord.items SET relation = v_rel WHERE id = p_item.id;
-    v_as_of := mzcoord._hold_inputs(ARRAY[v_on.global_id]);
+    v_as_of := greatest(mzcoord._lock_input_bounds(ARRAY[v_on.global_id]),
+                        mzcoord._hold_inputs(ARRAY[v_on.global_id]));
     PERFORM mzcoord._install_collection(p_batch, p_item, v_rel, v_as_of, v_as_of,
                                         ARRAY[v_on.global_id],
                                         ARRAY[(v_on.item).id],
@@ -370,7 +382,8 @@ BEGIN
     PERFORM mzcoord._record_dependencies(v_rel,
                                          ARRAY[(v_on.item).relation::oid],
                                          NULL, NULL);
-    v_as_of := mzcoord._hold_inputs(ARRAY[v_on.global_id]);
+    v_as_of := greatest(mzcoord._lock_input_bounds(ARRAY[v_on.global_id]),
+                        mzcoord._hold_inputs(ARRAY[v_on.global_id]));
     PERFORM mzcoord._install_collection(p_batch, p_item, v_rel, v_as_of, v_as_of,
                                         ARRAY[v_on.global_id],
                                         ARRAY[(v_on.item).id], NULL);

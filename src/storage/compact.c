@@ -4,7 +4,9 @@
  *	  Physical compaction of histories up to their since.
  *
  * Compacting a history up to a time S (never beyond the collection's since,
- * which holds and policies keep at or below every time anyone may read)
+ * which holds and policies keep at or below every time anyone may read, nor
+ * beyond its committed compaction bound in mzcoord.compaction_bounds, read
+ * in the compaction's own transaction: the catalog is the authority)
  * advances every update at a time below S to S and consolidates: identical
  * rows add up, rows that add up to zero disappear.  Reads at any time >= S
  * see the same contents before, during and after: compaction is one
@@ -79,6 +81,7 @@
 #include "compact.h"
 #include "controller.h"
 #include "extension.h"
+#include "failpoint.h"
 #include "history.h"
 #include "ids.h"
 #include "settings.h"
@@ -177,6 +180,34 @@ read_compacted(int64 gid, bool *found)
 		c = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 										SPI_tuptable->tupdesc, 1, &isnull));
 	return c;
+}
+
+/*
+ * The committed compaction bound of gid, read in the compaction's own
+ * transaction with a fresh snapshot: how far the catalog permits compaction
+ * (a bound written by a publication that did not commit permits nothing).
+ * Returns false when the collection has no bound row (nothing permitted);
+ * *empty for the empty frontier (everything permitted).
+ */
+static bool
+read_bound(int64 gid, int64 *bound, bool *empty)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
+	SPIPlanPtr	plan;
+	Datum		d;
+
+	plan = SPI_prepare("SELECT bound FROM mzcoord.compaction_bounds"
+					   " WHERE global_id OPERATOR(pg_catalog.=) $1", 1, argtypes);
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the compaction bound of u" INT64_FORMAT, gid);
+	if (SPI_processed != 1)
+		return false;
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, empty);
+	*bound = *empty ? 0 : DatumGetInt64(d);
+	return true;
 }
 
 /*
@@ -337,6 +368,8 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 	int			save_sec;
 	int			save_nest;
 	bool		found;
+	int64		bound;
+	bool		bound_empty;
 
 	memset(res, 0, sizeof(*res));
 	hrel = open_history_for_compaction(h, wait);
@@ -348,11 +381,19 @@ compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 		elog(ERROR, "SPI_connect failed");
 
 	res->frontier = read_compacted(h->gid, &found);
+
+	/* Never beyond the committed bound, the catalog's permission (D2). */
+	if (!read_bound(h->gid, &bound, &bound_empty))
+		found = false;
+	else if (!bound_empty)
+		since = Min(since, bound);
 	if (found && since > res->frontier)
 	{
 		qhist = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(hrel)),
 										   RelationGetRelationName(hrel));
 		run_compaction(compaction_sql(h, hrel, qhist), qhist, since, res);
+		/* Test only: history compacted, its frontier not yet recorded. */
+		mzcoord_failpoint_check("compaction_before_record");
 		record_compaction(h->gid, qhist, since, res->rows_out);
 		res->frontier = since;
 		res->compacted = true;
@@ -813,8 +854,11 @@ mzcoord_storage_tick(void)
 	TimestampTz deadline = TimestampTzPlusMilliseconds(start,
 													   Max(mzcoord_tick_interval / 2, 20));
 
-	/* Paused by the operator: histories keep growing, nothing is lost. */
-	if (!mzcoord_auto_compact)
+	/*
+	 * Paused by the operator, or read-only: histories keep growing,
+	 * nothing is lost.
+	 */
+	if (!mzcoord_auto_compact || mzcoord_read_only)
 		return;
 
 	compact_states_init();

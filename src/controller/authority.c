@@ -1,0 +1,109 @@
+/*-------------------------------------------------------------------------
+ *
+ * authority.c
+ *	  The coordinator's durable epoch and the fence of every publication.
+ *
+ * The catalog is the authority on how far each collection may be
+ * compacted (mzcoord.compaction_bounds, src/sql/35_authority.sql), so a
+ * coordinator that lost its place (a newer one started, or an operator
+ * fenced it) must not write bounds.  Every coordinator takes a new epoch in
+ * its first transaction with the extension (incrementing the one row of
+ * mzcoord.coordinator_epoch) and, before each publication, locks that row
+ * FOR SHARE and compares it with its own: a newer epoch ends the process
+ * before it writes anything, and no newer epoch can commit until the
+ * publication has (an increment waits for the row lock).
+ *
+ * The publication also takes SHARE ROW EXCLUSIVE on the epoch table, which
+ * the consistency check takes in SHARE mode: the check then sees the
+ * bounds and the controller's live sinces from the same side of every
+ * publication.  The lock is only tried: a long check delays a publication
+ * by a tick, it never stalls the coordinator.
+ *
+ * IDENTIFICATION
+ *	  src/controller/authority.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/lsyscache.h"
+
+#include "authority.h"
+
+/* This process's epoch and the extension it was taken for. */
+static int64 my_epoch = 0;
+static Oid	my_ext = InvalidOid;
+
+static Oid
+epoch_relid(void)
+{
+	Oid			nsp = get_namespace_oid("mzcoord", false);
+	Oid			rel = get_relname_relid("coordinator_epoch", nsp);
+
+	if (!OidIsValid(rel))
+		elog(ERROR, "mzcoord: table mzcoord.coordinator_epoch is missing");
+	return rel;
+}
+
+void
+mzcoord_authority_begin(Oid ext)
+{
+	Oid			argtypes[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(MyProcPid)};
+	bool		isnull;
+
+	if (my_ext == ext && my_epoch > 0)
+		return;
+
+	/*
+	 * Waits for a publication of an older coordinator to commit (it holds
+	 * the row FOR SHARE); that coordinator's next publication then finds
+	 * this epoch and stops.
+	 */
+	if (SPI_execute_with_args("UPDATE mzcoord.coordinator_epoch"
+							  "   SET epoch = epoch OPERATOR(pg_catalog.+) 1,"
+							  "       started_at = pg_catalog.now(), pid = $1"
+							  " RETURNING epoch",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING ||
+		SPI_processed != 1)
+		elog(ERROR, "mzcoord: could not take a coordinator epoch");
+	my_epoch = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										   SPI_tuptable->tupdesc, 1, &isnull));
+	my_ext = ext;
+	ereport(LOG,
+			(errmsg("mzcoord coordinator: publishing under epoch " INT64_FORMAT,
+					my_epoch)));
+}
+
+bool
+mzcoord_authority_fence(void)
+{
+	int64		current;
+	bool		isnull;
+
+	if (!ConditionalLockRelationOid(epoch_relid(), ShareRowExclusiveLock))
+		return false;
+	if (SPI_execute("SELECT epoch FROM mzcoord.coordinator_epoch FOR SHARE",
+					false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "mzcoord: could not read the coordinator epoch");
+	current = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 1, &isnull));
+	if (current != my_epoch)
+		ereport(FATAL,
+				(errcode(ERRCODE_ADMIN_SHUTDOWN),
+				 errmsg("mzcoord coordinator: fenced: epoch " INT64_FORMAT " superseded by epoch " INT64_FORMAT ", exiting without publishing",
+						my_epoch, current),
+				 errdetail("Another coordinator started, or the epoch in mzcoord.coordinator_epoch was advanced.")));
+	return true;
+}
+
+int64
+mzcoord_authority_epoch(void)
+{
+	return my_epoch;
+}
