@@ -226,8 +226,9 @@ staged_check_locked(List *staged, int64 *missing, int64 *duplicate)
 
 		/*
 		 * A DROP of a collection the controller no longer has is not refused:
-		 * the catalog row goes either way, and publishing it finds the two
-		 * out of line and rebuilds the controller from the catalog.
+		 * the catalog row goes either way, after which both sides agree
+		 * again (if the controller still has a dropped slot for it,
+		 * publishing fails and rebuilds the controller from the catalog).
 		 * Refusing it would leave the user unable to drop the object.
 		 */
 	}
