@@ -377,6 +377,34 @@ next_commit_locked(mzc_ts now, mzc_ts floor)
 }
 
 /*
+ * Take the oracle lock exclusively and choose a commit timestamp within the
+ * ceiling: the current transaction's own write timestamp if may_keep and
+ * nobody can have read there and it is not below floor, else the next free
+ * one.  While the choice is beyond the ceiling, raise the ceiling (without
+ * the lock, see the lock order) and choose again.  Returns with the lock
+ * held.
+ */
+static mzc_ts
+lock_commit_ts(mzc_ts floor, bool may_keep)
+{
+	for (;;)
+	{
+		mzc_ts		now = mzcoord_now_ms();
+		mzc_ts		c;
+
+		LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+		if (may_keep && my_write_ts > oracle->closed_ts && my_write_ts >= floor)
+			c = my_write_ts;
+		else
+			c = next_commit_locked(now, floor);
+		if (c <= oracle->ceiling)
+			return c;
+		LWLockRelease(oracle->lock);
+		ceiling_raise(c);
+	}
+}
+
+/*
  * Close the timeline at target (never back); raises the ceiling first if
  * target is beyond it.  Returns closed_ts afterwards.
  */
@@ -551,17 +579,7 @@ mzcoord_write_ts(void)
 
 	Assert(MyBackendId > 0 && MyBackendId < oracle->nslots);
 	GET_VXID_FROM_PGPROC(vxid, *MyProc);
-	for (;;)
-	{
-		mzc_ts		now = mzcoord_now_ms();
-
-		LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
-		w = next_commit_locked(now, 0);
-		if (w <= oracle->ceiling)
-			break;
-		LWLockRelease(oracle->lock);
-		ceiling_raise(w);
-	}
+	w = lock_commit_ts(0, false);
 	oracle->slots[MyBackendId].state = MZC_WRITE_OPEN;
 	oracle->slots[MyBackendId].ts = w;
 	oracle->writers[MyBackendId] = vxid;
@@ -625,20 +643,7 @@ mzcoord_oracle_seal(void)
 	if (my_state == MZC_WRITE_SEALED)
 		return my_write_ts;
 
-	for (;;)
-	{
-		mzc_ts		now = mzcoord_now_ms();
-
-		LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
-		if (my_write_ts > oracle->closed_ts && my_write_ts >= floor)
-			c = my_write_ts;
-		else
-			c = next_commit_locked(now, floor);
-		if (c <= oracle->ceiling)
-			break;
-		LWLockRelease(oracle->lock);
-		ceiling_raise(c);
-	}
+	c = lock_commit_ts(floor, true);
 	if (oracle->slots[MyBackendId].bulk)
 		oracle->nbulk--;
 	oracle->slots[MyBackendId].bulk = false;
