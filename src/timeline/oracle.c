@@ -213,6 +213,20 @@ ceiling_load(void)
 	return f.ceiling;
 }
 
+/*
+ * Close the temporary ceiling file after a failed action on it, and raise
+ * "could not <action> file" with the errno (save) of that action.
+ */
+static void
+ceiling_tmp_fail(int fd, int save, const char *action)
+{
+	CloseTransientFile(fd);
+	errno = save;
+	ereport(ERROR,
+			(errcode_for_file_access(),
+			 errmsg("could not %s file \"%s\": %m", action, MZC_CEILING_TMP)));
+}
+
 /* Write the ceiling durably (caller holds the ceiling lock). */
 static void
 ceiling_write(mzc_ts ceiling)
@@ -239,25 +253,9 @@ ceiling_write(mzc_ts ceiling)
 				 errmsg("could not create file \"%s\": %m", MZC_CEILING_TMP)));
 	errno = 0;
 	if (write(fd, &f, sizeof(f)) != sizeof(f))
-	{
-		int			save = errno ? errno : ENOSPC;
-
-		CloseTransientFile(fd);
-		errno = save;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", MZC_CEILING_TMP)));
-	}
+		ceiling_tmp_fail(fd, errno ? errno : ENOSPC, "write");
 	if (pg_fsync(fd) != 0)
-	{
-		int			save = errno;
-
-		CloseTransientFile(fd);
-		errno = save;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not fsync file \"%s\": %m", MZC_CEILING_TMP)));
-	}
+		ceiling_tmp_fail(fd, errno, "fsync");
 	if (CloseTransientFile(fd) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -402,6 +400,23 @@ lock_commit_ts(mzc_ts floor, bool may_keep)
 		LWLockRelease(oracle->lock);
 		ceiling_raise(c);
 	}
+}
+
+/*
+ * Record the current transaction's write state and timestamp in its slot,
+ * release the oracle lock (held exclusively), and remember both in the
+ * backend.  Returns ts.
+ */
+static mzc_ts
+set_my_write_ts_unlock(MzcWriteState state, mzc_ts ts)
+{
+	oracle->slots[MyBackendId].state = state;
+	oracle->slots[MyBackendId].ts = ts;
+	LWLockRelease(oracle->lock);
+
+	my_state = state;
+	my_write_ts = ts;
+	return ts;
 }
 
 /*
@@ -580,15 +595,9 @@ mzcoord_write_ts(void)
 	Assert(MyBackendId > 0 && MyBackendId < oracle->nslots);
 	GET_VXID_FROM_PGPROC(vxid, *MyProc);
 	w = lock_commit_ts(0, false);
-	oracle->slots[MyBackendId].state = MZC_WRITE_OPEN;
-	oracle->slots[MyBackendId].ts = w;
 	oracle->writers[MyBackendId] = vxid;
 	oracle->nopen++;
-	LWLockRelease(oracle->lock);
-
-	my_state = MZC_WRITE_OPEN;
-	my_write_ts = w;
-	return w;
+	return set_my_write_ts_unlock(MZC_WRITE_OPEN, w);
 }
 
 /* Does the current transaction hold a write timestamp? */
@@ -647,16 +656,10 @@ mzcoord_oracle_seal(void)
 	if (oracle->slots[MyBackendId].bulk)
 		oracle->nbulk--;
 	oracle->slots[MyBackendId].bulk = false;
-	oracle->slots[MyBackendId].state = MZC_WRITE_SEALED;
-	oracle->slots[MyBackendId].ts = c;
 	oracle->nopen--;
 	oracle->nsealed++;
 	oracle->max_sealed = Max(oracle->max_sealed, c);
-	LWLockRelease(oracle->lock);
-
-	my_state = MZC_WRITE_SEALED;
-	my_write_ts = c;
-	return c;
+	return set_my_write_ts_unlock(MZC_WRITE_SEALED, c);
 }
 
 /*
