@@ -53,6 +53,7 @@
 #include "catalog.h"
 #include "query.h"
 #include "schedule.h"
+#include "support.h"
 #include "trigger.h"
 #include "implications.h"
 
@@ -359,8 +360,7 @@ dropped_view_reads(ChangeRows *cr, mzc_impl *impls, int nimpls,
 
 	args[0] = PointerGetDatum(construct_array(ids, nids, TEXTOID, -1, false,
 											  TYPALIGN_INT));
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	ret = SPI_execute_with_args("SELECT ii.item_id, ii.input_item_id"
 								"  FROM mzcoord.item_inputs ii"
 								" WHERE ii.item_id OPERATOR(pg_catalog.=) ANY ($1)"

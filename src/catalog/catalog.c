@@ -42,6 +42,7 @@
 
 #include "catalog.h"
 #include "extension.h"
+#include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_sql_record_dependencies);
 PG_FUNCTION_INFO_V1(mzcoord_sql_check_table);
@@ -78,8 +79,7 @@ mzcoord_catalog_first_row(const char *what, const char *sql, Oid argtype,
 	int			ret;
 	char	  **row = NULL;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	plan = SPI_prepare(sql, 1, &argtype);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare the %s: %s", what,

@@ -43,6 +43,7 @@
 #include "utils/syscache.h"
 
 #include "coldefs.h"
+#include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_sql_source_columns);
 PG_FUNCTION_INFO_V1(mzcoord_sql_sink_columns);
@@ -338,12 +339,7 @@ mzcoord_index_key_list(Oid relid, ArrayType *keys)
 	int			n;
 	StringInfoData buf;
 
-	if (ARR_NDIM(keys) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("index keys must be a one-dimensional array")));
-	deconstruct_array(keys, TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &nulls, &n);
+	mzcoord_text_array_elems(keys, "index keys", &elems, &nulls, &n);
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

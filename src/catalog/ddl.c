@@ -71,6 +71,7 @@
 #include "extension.h"
 #include "query.h"
 #include "schedule.h"
+#include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_create_table);
 PG_FUNCTION_INFO_V1(mzcoord_create_source);
@@ -657,8 +658,7 @@ mzcoord_drop(PG_FUNCTION_ARGS)
 				 errdetail("%s", dependents),
 				 errhint("Use cascade => true to drop the dependent objects too.")));
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	ret = SPI_execute(psprintf("DROP %s %s%s",
 							   relkind == RELKIND_INDEX ? "INDEX" : "TABLE",
 							   qname, cascade ? " CASCADE" : ""),
@@ -715,8 +715,7 @@ mzcoord_on_sql_drop(PG_FUNCTION_ARGS)
 	 */
 	mzcoord_extension_guard();
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	ret = SPI_execute("SELECT pg_catalog.array_agg(objid)"
 					  "  FROM pg_catalog.pg_event_trigger_dropped_objects()"
 					  " WHERE classid = 'pg_catalog.pg_class'::pg_catalog.regclass"

@@ -425,30 +425,22 @@ mzcoord_deparse_qualified(Query *query)
  * ----------------------------------------------------------------
  */
 
+/* A text[] of a List of C strings, or an oid[] of an OID List. */
 static ArrayType *
-text_array(List *strings)
+list_array(List *list, Oid elemtype)
 {
-	int			n = list_length(strings);
+	bool		oids = elemtype == OIDOID;
+	int			n = list_length(list);
 	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
 	int			i = 0;
 	ListCell   *lc;
 
-	foreach(lc, strings)
-		d[i++] = CStringGetTextDatum((char *) lfirst(lc));
-	return construct_array(d, n, TEXTOID, -1, false, TYPALIGN_INT);
-}
-
-static ArrayType *
-oid_array(List *oids)
-{
-	int			n = list_length(oids);
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
-	int			i = 0;
-	ListCell   *lc;
-
-	foreach(lc, oids)
-		d[i++] = ObjectIdGetDatum(lfirst_oid(lc));
-	return construct_array(d, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT);
+	Assert(elemtype == OIDOID || elemtype == TEXTOID);
+	foreach(lc, list)
+		d[i++] = oids ? ObjectIdGetDatum(lfirst_oid(lc)) :
+			CStringGetTextDatum((char *) lfirst(lc));
+	return construct_array(d, n, elemtype, oids ? sizeof(Oid) : -1, oids,
+						   TYPALIGN_INT);
 }
 
 /*
@@ -469,11 +461,11 @@ mzcoord_sql_analyze_materialized_view(PG_FUNCTION_ARGS)
 	mzcoord_analyze_query(text_to_cstring(PG_GETARG_TEXT_PP(0)), InvalidOid,
 						  &info);
 	values[0] = CStringGetTextDatum(info.columns);
-	values[1] = PointerGetDatum(text_array(info.input_gids));
-	values[2] = PointerGetDatum(text_array(info.input_items));
-	values[3] = PointerGetDatum(oid_array(info.ref_relids));
-	values[4] = PointerGetDatum(oid_array(info.ref_funcids));
-	values[5] = PointerGetDatum(oid_array(info.ref_oprids));
+	values[1] = PointerGetDatum(list_array(info.input_gids, TEXTOID));
+	values[2] = PointerGetDatum(list_array(info.input_items, TEXTOID));
+	values[3] = PointerGetDatum(list_array(info.ref_relids, OIDOID));
+	values[4] = PointerGetDatum(list_array(info.ref_funcids, OIDOID));
+	values[5] = PointerGetDatum(list_array(info.ref_oprids, OIDOID));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }
 
@@ -525,5 +517,5 @@ mzcoord_sql_query_relation_names(PG_FUNCTION_ARGS)
 {
 	char	   *sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
 
-	PG_RETURN_ARRAYTYPE_P(text_array(mzcoord_query_relation_names(sql)));
+	PG_RETURN_ARRAYTYPE_P(list_array(mzcoord_query_relation_names(sql), TEXTOID));
 }

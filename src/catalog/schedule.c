@@ -33,6 +33,7 @@
 #include "ids.h"
 #include "oracle.h"
 #include "schedule.h"
+#include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_sql_retain_history_ms);
 PG_FUNCTION_INFO_V1(mzcoord_sql_refresh_canonical);
@@ -274,12 +275,7 @@ parse_refresh(ArrayType *arr, int *nclauses)
 	int			n;
 	MzcRefreshClause *clauses;
 
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("refresh schedule must be a one-dimensional array")));
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &nulls, &n);
+	mzcoord_text_array_elems(arr, "refresh schedule", &elems, &nulls, &n);
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

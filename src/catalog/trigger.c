@@ -52,6 +52,7 @@
 #include "utils/portal.h"
 #include "utils/rel.h"
 
+#include "support.h"
 #include "trigger.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_items_trigger);
@@ -164,11 +165,9 @@ mzc_catalog_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 static void
 catalog_trigger_init(void)
 {
-	if (callbacks_registered)
-		return;
-	RegisterXactCallback(mzc_catalog_xact_callback, NULL);
-	RegisterSubXactCallback(mzc_catalog_subxact_callback, NULL);
-	callbacks_registered = true;
+	mzcoord_register_xact_callbacks(&callbacks_registered,
+									mzc_catalog_xact_callback,
+									mzc_catalog_subxact_callback);
 }
 
 /*
@@ -271,8 +270,7 @@ mzcoord_items_trigger(PG_FUNCTION_ARGS)
 	}
 
 	rowtype = RelationGetForm(td->tg_relation)->reltype;
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
 		elog(ERROR, "could not register the transition tables");
 	if (td->tg_trigger->tgoldtable != NULL)

@@ -352,6 +352,15 @@ mzcoord_acquire_holds_locked(const int32 *slots, const mzc_ts *times, int n,
 	return true;
 }
 
+/* Raise that no live collection has global id gid (after the lock). */
+void
+mzcoord_report_no_collection(int64 gid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("collection \"" MZC_GID_FMT "\" does not exist", gid)));
+}
+
 /* Raise what mzcoord_acquire_holds_locked() found lacking (after the lock). */
 void
 mzcoord_report_no_hold_space(const MzcHoldFailure *f)
@@ -444,10 +453,7 @@ mzcoord_ctl_hold_gids(const int64 *gids, int n)
 	LWLockRelease(mzcoord_ctl->lock);
 
 	if (bad >= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("collection \"" MZC_GID_FMT "\" does not exist",
-						gids[bad])));
+		mzcoord_report_no_collection(gids[bad]);
 	if (nospace)
 		mzcoord_report_no_hold_space(&hf);
 	return least.ts;

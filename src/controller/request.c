@@ -373,14 +373,29 @@ mzcoord_req_idmap_insert(idmap *m, const char *key, int32 val)
 /* Building a jsonb result												  */
 /* ---------------------------------------------------------------------- */
 
+/* v := the jsonb string s (not copied). */
+static void
+string_value(JsonbValue *v, const char *s)
+{
+	v->type = jbvString;
+	v->val.string.val = (char *) s;
+	v->val.string.len = strlen(s);
+}
+
+/* key: v, as a member of the object being built. */
+static void
+push_member(JsonbParseState **ps, const char *key, JsonbValue *v)
+{
+	mzcoord_req_push_key(ps, key);
+	pushJsonbValue(ps, WJB_VALUE, v);
+}
+
 void
 mzcoord_req_push_key(JsonbParseState **ps, const char *key)
 {
 	JsonbValue	k;
 
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
+	string_value(&k, key);
 	pushJsonbValue(ps, WJB_KEY, &k);
 }
 
@@ -389,10 +404,9 @@ mzcoord_req_push_int(JsonbParseState **ps, const char *key, int64 t)
 {
 	JsonbValue	v;
 
-	mzcoord_req_push_key(ps, key);
 	v.type = jbvNumeric;
 	v.val.numeric = int64_to_numeric(t);
-	pushJsonbValue(ps, WJB_VALUE, &v);
+	push_member(ps, key, &v);
 }
 
 /* {t} as t, {} as null. */
@@ -406,9 +420,8 @@ mzcoord_req_push_frontier(JsonbParseState **ps, const char *key, mzc_frontier f)
 		mzcoord_req_push_int(ps, key, f.ts);
 		return;
 	}
-	mzcoord_req_push_key(ps, key);
 	v.type = jbvNull;
-	pushJsonbValue(ps, WJB_VALUE, &v);
+	push_member(ps, key, &v);
 }
 
 void
@@ -416,10 +429,9 @@ mzcoord_req_push_bool(JsonbParseState **ps, const char *key, bool b)
 {
 	JsonbValue	v;
 
-	mzcoord_req_push_key(ps, key);
 	v.type = jbvBool;
 	v.val.boolean = b;
-	pushJsonbValue(ps, WJB_VALUE, &v);
+	push_member(ps, key, &v);
 }
 
 void
@@ -427,11 +439,8 @@ mzcoord_req_push_string(JsonbParseState **ps, const char *key, const char *s)
 {
 	JsonbValue	v;
 
-	mzcoord_req_push_key(ps, key);
-	v.type = jbvString;
-	v.val.string.val = (char *) s;
-	v.val.string.len = strlen(s);
-	pushJsonbValue(ps, WJB_VALUE, &v);
+	string_value(&v, s);
+	push_member(ps, key, &v);
 }
 
 /*

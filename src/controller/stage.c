@@ -51,6 +51,7 @@
 #include "shmem.h"
 #include "stage.h"
 #include "frontier.h"
+#include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_stage_collection);
 PG_FUNCTION_INFO_V1(mzcoord_stage_policy);
@@ -79,11 +80,8 @@ static void mzc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 void
 mzcoord_stage_init(void)
 {
-	if (callbacks_registered)
-		return;
-	RegisterXactCallback(mzc_xact_callback, NULL);
-	RegisterSubXactCallback(mzc_subxact_callback, NULL);
-	callbacks_registered = true;
+	mzcoord_register_xact_callbacks(&callbacks_registered,
+									mzc_xact_callback, mzc_subxact_callback);
 }
 
 /* ----------------------------------------------------------------
@@ -155,6 +153,17 @@ mzc_gid_arg(text *t, const char *what)
 	return gid;
 }
 
+/* The global id of argument 0 of the _stage_* functions, not null. */
+static int64
+required_gid_arg(FunctionCallInfo fcinfo)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("global id must not be null")));
+	return mzc_gid_arg(PG_GETARG_TEXT_PP(0), "global id");
+}
+
 /* Parse a text[] of global ids into a palloc'd array. */
 static int64 *
 mzc_gid_array(ArrayType *arr, int *n)
@@ -163,12 +172,7 @@ mzc_gid_array(ArrayType *arr, int *n)
 	bool	   *nulls;
 	int64	   *out;
 
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("global ids must be a one-dimensional array")));
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &nulls, n);
+	mzcoord_text_array_elems(arr, "global ids", &elems, &nulls, n);
 	out = palloc(sizeof(int64) * Max(*n, 1));
 	for (int i = 0; i < *n; i++)
 	{
@@ -294,11 +298,7 @@ mzcoord_stage_policy(PG_FUNCTION_ARGS)
 	MzcStaged  *s;
 
 	mzcoord_require_shmem();
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("global id must not be null")));
-	gid = mzc_gid_arg(PG_GETARG_TEXT_PP(0), "global id");
+	gid = required_gid_arg(fcinfo);
 	if (!PG_ARGISNULL(1) && PG_GETARG_INT64(1) <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -318,11 +318,7 @@ mzcoord_stage_drop(PG_FUNCTION_ARGS)
 	int64		gid;
 
 	mzcoord_require_shmem();
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("global id must not be null")));
-	gid = mzc_gid_arg(PG_GETARG_TEXT_PP(0), "global id");
+	gid = required_gid_arg(fcinfo);
 	(void) mzc_new_staged(MZC_STAGE_DROP, gid);
 	PG_RETURN_VOID();
 }

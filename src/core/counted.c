@@ -9,6 +9,7 @@
  *-------------------------------------------------------------------------
  */
 #include "counted.h"
+#include "heapsort.h"
 
 void
 mzc_count_pool_init(mzc_count_pool *pool, mzc_count_node *nodes,
@@ -143,45 +144,29 @@ mzc_counted_clear(mzc_count_pool *pool, mzc_counted *c)
 	mzc_counted_init(c);
 }
 
-/*
- * Heap sort by time: in place, no recursion, O(n log n) whatever the input.
- */
-static void
-sift_down(mzc_update *u, int32_t root, int32_t n)
+/* Sorting updates by time (mzc_heap_sort): ctx is the mzc_update array. */
+static bool
+update_before(void *ctx, int32_t a, int32_t b)
 {
-	for (;;)
-	{
-		int32_t		child = 2 * root + 1;
-		mzc_update	tmp;
+	const mzc_update *u = ctx;
 
-		if (child >= n)
-			return;
-		if (child + 1 < n && u[child + 1].time > u[child].time)
-			child++;
-		if (u[root].time >= u[child].time)
-			return;
-		tmp = u[root];
-		u[root] = u[child];
-		u[child] = tmp;
-		root = child;
-	}
+	return u[a].time < u[b].time;
+}
+
+static void
+update_swap(void *ctx, int32_t a, int32_t b)
+{
+	mzc_update *u = ctx;
+	mzc_update	tmp = u[a];
+
+	u[a] = u[b];
+	u[b] = tmp;
 }
 
 static void
 sort_updates(mzc_update *u, int32_t n)
 {
-	int32_t		i;
-
-	for (i = n / 2 - 1; i >= 0; i--)
-		sift_down(u, i, n);
-	for (i = n - 1; i > 0; i--)
-	{
-		mzc_update	tmp = u[0];
-
-		u[0] = u[i];
-		u[i] = tmp;
-		sift_down(u, 0, i);
-	}
+	mzc_heap_sort(n, update_before, update_swap, u);
 }
 
 static bool

@@ -21,6 +21,7 @@
  */
 #include <string.h>
 
+#include "heapsort.h"
 #include "implications.h"
 
 static const char *const item_kind_names[MZC_ITEM_NKINDS] = {
@@ -77,45 +78,43 @@ row_before(const mzc_impl_row *rows, int32_t a, int32_t b)
 	return a < b;
 }
 
-static void
-sift_down(const mzc_impl_row *rows, int32_t *heap, int32_t root, int32_t n)
+/* Sorting a permutation of the rows (mzc_heap_sort). */
+typedef struct row_order
 {
-	for (;;)
-	{
-		int32_t		child = 2 * root + 1;
-		int32_t		tmp;
+	const mzc_impl_row *rows;
+	int32_t    *order;
+} row_order;
 
-		if (child >= n)
-			return;
-		if (child + 1 < n && row_before(rows, heap[child], heap[child + 1]))
-			child++;
-		if (!row_before(rows, heap[root], heap[child]))
-			return;
-		tmp = heap[root];
-		heap[root] = heap[child];
-		heap[child] = tmp;
-		root = child;
-	}
+static bool
+order_before(void *ctx, int32_t a, int32_t b)
+{
+	row_order  *ro = ctx;
+
+	return row_before(ro->rows, ro->order[a], ro->order[b]);
+}
+
+static void
+order_swap(void *ctx, int32_t a, int32_t b)
+{
+	row_order  *ro = ctx;
+	int32_t		tmp = ro->order[a];
+
+	ro->order[a] = ro->order[b];
+	ro->order[b] = tmp;
 }
 
 /* order[0..n-1] := 0..n-1 sorted by (id, index). */
 static void
 sort_rows(const mzc_impl_row *rows, int32_t n, int32_t *order)
 {
+	row_order	ro;
 	int32_t		i;
 
 	for (i = 0; i < n; i++)
 		order[i] = i;
-	for (i = n / 2 - 1; i >= 0; i--)
-		sift_down(rows, order, i, n);
-	for (i = n - 1; i > 0; i--)
-	{
-		int32_t		tmp = order[0];
-
-		order[0] = order[i];
-		order[i] = tmp;
-		sift_down(rows, order, 0, i);
-	}
+	ro.rows = rows;
+	ro.order = order;
+	mzc_heap_sort(n, order_before, order_swap, &ro);
 }
 
 /* Every row well formed: a positive id, a known kind, a diff of +-1. */
@@ -437,6 +436,42 @@ emit_views(plan_state *ps, mzc_impl_step_kind step, mzc_impl_action action,
 	return MZC_OK;
 }
 
+/* I5: kinds in creation order, inputs before their readers; I6 reverses it. */
+static const mzc_item_kind creation_order[] = {
+	MZC_ITEM_SOURCE, MZC_ITEM_TABLE, MZC_ITEM_MATERIALIZED_VIEW,
+	MZC_ITEM_INDEX, MZC_ITEM_SINK
+};
+
+/*
+ * The steps of one action for every kind, in creation order (or, with
+ * descending, in drop order): views in waves, the other kinds by id.
+ */
+static mzc_status
+emit_all_kinds(plan_state *ps, mzc_impl_step_kind step, mzc_impl_action action,
+			   bool descending, int32_t *stuck, int32_t *nstuck,
+			   mzc_error *err)
+{
+	int32_t		n = (int32_t) (sizeof(creation_order) / sizeof(creation_order[0]));
+	int32_t		k;
+
+	for (k = 0; k < n; k++)
+	{
+		mzc_item_kind kind = creation_order[descending ? n - 1 - k : k];
+
+		if (kind == MZC_ITEM_MATERIALIZED_VIEW)
+		{
+			mzc_status	st = emit_views(ps, step, action, descending, stuck,
+										nstuck, err);
+
+			if (st != MZC_OK)
+				return st;
+		}
+		else
+			emit_kind(ps, step, action, kind, descending);
+	}
+	return MZC_OK;
+}
+
 mzc_status
 mzc_impl_plan(mzc_impl *impls, int32_t nimpls, const mzc_impl_read *reads,
 			  int32_t nreads, mzc_impl_step *steps, int32_t capacity,
@@ -496,14 +531,10 @@ mzc_impl_plan(mzc_impl *impls, int32_t nimpls, const mzc_impl_read *reads,
 	ps.nsteps = 0;
 
 	/* I5: creations, inputs before their readers. */
-	emit_kind(&ps, MZC_STEP_CREATE, MZC_IMPL_ADDED, MZC_ITEM_SOURCE, false);
-	emit_kind(&ps, MZC_STEP_CREATE, MZC_IMPL_ADDED, MZC_ITEM_TABLE, false);
-	st = emit_views(&ps, MZC_STEP_CREATE, MZC_IMPL_ADDED, false, stuck,
-					nstuck, err);
+	st = emit_all_kinds(&ps, MZC_STEP_CREATE, MZC_IMPL_ADDED, false, stuck,
+						nstuck, err);
 	if (st != MZC_OK)
 		return st;
-	emit_kind(&ps, MZC_STEP_CREATE, MZC_IMPL_ADDED, MZC_ITEM_INDEX, false);
-	emit_kind(&ps, MZC_STEP_CREATE, MZC_IMPL_ADDED, MZC_ITEM_SINK, false);
 
 	/* I5: read policies only once everything is created. */
 	ncreated = ps.nsteps;
@@ -516,14 +547,10 @@ mzc_impl_plan(mzc_impl *impls, int32_t nimpls, const mzc_impl_read *reads,
 			emit(&ps, MZC_STEP_ALTER, i);
 
 	/* I6: drops last, readers before what they read. */
-	emit_kind(&ps, MZC_STEP_DROP, MZC_IMPL_DROPPED, MZC_ITEM_SINK, true);
-	emit_kind(&ps, MZC_STEP_DROP, MZC_IMPL_DROPPED, MZC_ITEM_INDEX, true);
-	st = emit_views(&ps, MZC_STEP_DROP, MZC_IMPL_DROPPED, true, stuck,
-					nstuck, err);
+	st = emit_all_kinds(&ps, MZC_STEP_DROP, MZC_IMPL_DROPPED, true, stuck,
+						nstuck, err);
 	if (st != MZC_OK)
 		return st;
-	emit_kind(&ps, MZC_STEP_DROP, MZC_IMPL_DROPPED, MZC_ITEM_TABLE, true);
-	emit_kind(&ps, MZC_STEP_DROP, MZC_IMPL_DROPPED, MZC_ITEM_SOURCE, true);
 
 	*nsteps = ps.nsteps;
 	return MZC_OK;

@@ -64,6 +64,7 @@
 #include "oracle.h"
 #include "readhold.h"
 #include "rowimage.h"
+#include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_capture);
 PG_FUNCTION_INFO_V1(mzcoord_row_is_own);
@@ -112,11 +113,8 @@ mzcoord_note_history_written(const MzcHistory *h, mzc_ts ts)
 		if (w->histid == h->histid && w->ts == ts)
 			return;
 	}
-	if (!callback_registered)
-	{
-		RegisterXactCallback(capture_xact_callback, NULL);
-		callback_registered = true;
-	}
+	mzcoord_register_xact_callbacks(&callback_registered,
+									capture_xact_callback, NULL);
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	w = palloc(sizeof(MzcWritten));
 	w->histid = h->histid;
@@ -146,8 +144,7 @@ move_own_updates(const MzcWritten *w, mzc_ts to)
 	save_nest = mzcoord_become_owner(w->owner, &save_user, &save_sec);
 	/* At pre-commit no portal provides a snapshot: the update needs one. */
 	PushActiveSnapshot(GetTransactionSnapshot());
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	ret = SPI_execute_with_args(psprintf("UPDATE %s SET " MZC_HISTORY_TS " = $2"
 										 " WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.=) $1"
 										 "   AND mzcoord._row_is_own(xmin)",

@@ -59,6 +59,7 @@
 #include "oracle.h"
 #include "read.h"
 #include "rowimage.h"
+#include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_storage_on_ddl);
 
@@ -291,8 +292,7 @@ follow_columns(Oid relid)
 				 errhint("Keep the type, or convert to a built-in type.")));
 
 	save_nest = mzcoord_become_owner(owner, &save_user, &save_sec);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	mzcoord_spi_exec(psprintf("ALTER TABLE mzcoord.%s %s",
 					  quote_identifier(get_rel_name(histid)), changes),
 			 SPI_OK_UTILITY);
@@ -362,8 +362,7 @@ mzcoord_storage_on_ddl(PG_FUNCTION_ARGS)
 	/* Before mzcoord.storage is read: see mzcoord_extension_guard(). */
 	mzcoord_extension_guard();
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	mzcoord_spi_exec("WITH cmd AS ("
 			 "  SELECT DISTINCT c.objid FROM pg_catalog.pg_event_trigger_ddl_commands() c"
 			 "   WHERE c.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass)"

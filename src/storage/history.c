@@ -61,6 +61,7 @@
 #include "history.h"
 #include "ids.h"
 #include "settings.h"
+#include "support.h"
 
 /* A history write buffers at most this many rows or bytes before flushing. */
 #define MZC_WRITE_BATCH_ROWS 1000
@@ -144,19 +145,15 @@ history_cache_inval(Datum arg, Oid relid)
 static void
 history_cache_init(void)
 {
-	HASHCTL		ctl;
-
 	if (history_cache != NULL)
 		return;
 	history_cxt = AllocSetContextCreate(CacheMemoryContext,
 										"mzcoord history cache",
 										ALLOCSET_SMALL_SIZES);
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(Oid);
-	ctl.entrysize = sizeof(MzcHistoryCacheEntry);
-	ctl.hcxt = history_cxt;
-	history_cache = hash_create("mzcoord history cache", 64, &ctl,
-								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	history_cache = mzcoord_local_hash("mzcoord history cache", 64,
+									   sizeof(Oid),
+									   sizeof(MzcHistoryCacheEntry),
+									   history_cxt);
 	CacheRegisterRelcacheCallback(history_cache_inval, (Datum) 0);
 }
 
@@ -183,8 +180,7 @@ mzcoord_storage_row(Oid relid, int64 *gid, MzcKind *kind, Oid *histid)
 	SPIPlanPtr	plan;
 	bool		found = false;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	plan = SPI_prepare("SELECT s.global_id, s.kind, s.history::oid"
 					   "  FROM mzcoord.storage s"
 					   " WHERE s.relation OPERATOR(pg_catalog.=) $1",

@@ -66,6 +66,7 @@
 #include "extension.h"
 #include "history.h"
 #include "ids.h"
+#include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_storage_install);
 PG_FUNCTION_INFO_V1(mzcoord_storage_reattach);
@@ -387,8 +388,7 @@ mzcoord_storage_reattach(PG_FUNCTION_ARGS)
 				 errmsg("global id must not be null")));
 	gidtext = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	gid = parse_global_id(gidtext);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	read_storage_row(gidtext, &relid, &kind, &histid);
 	open_restored_pair(gid, gidtext, relid, histid, &rel, &hrel);
 
@@ -590,8 +590,7 @@ mzcoord_storage_install(PG_FUNCTION_ARGS)
 	histname = psprintf("history_u" INT64_FORMAT, gid);
 	qhist = psprintf("mzcoord.%s", quote_identifier(histname));
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	histid = create_history_table(histname, qhist, RelationGetDescr(rel));
 	record_history_dependencies(histid, relid, extoid, false);
 	(void) create_internal_triggers(relid, histid, kind, none);

@@ -57,6 +57,7 @@
 #include "oracle.h"
 #include "read.h"
 #include "rowimage.h"
+#include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_storage_problems);
 
@@ -117,8 +118,7 @@ check_contents(ProblemSink *sink, StorageCheckRow *r, Relation rel,
 		SPIPlanPtr	plan;
 		bool		isnull = true;
 
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
+		mzcoord_spi_connect();
 		plan = SPI_prepare("SELECT upper FROM mzcoord.collections"
 						   " WHERE global_id OPERATOR(pg_catalog.=) $1", 1, argtypes);
 		if (plan != NULL &&
@@ -177,8 +177,7 @@ count_history(Relation hrel, const char *cmp, int64 bound, bool fresh)
 	bool		isnull;
 
 	save_nest = mzcoord_become_owner(hrel->rd_rel->relowner, &save_user, &save_sec);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FROM mzcoord.%s"
 									   " WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.%s) $1"
 									   "   AND NOT mzcoord._row_is_own(xmin)",
@@ -392,8 +391,7 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 	guard_fn = LookupFuncName(list_make2(makeString("mzcoord"), makeString("_source_guard")),
 							  0, NULL, false);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	report_query_rows(&sink, "collection without history",
 					  "SELECT c.global_id FROM mzcoord.collections c"
 					  "  JOIN mzcoord.items i ON i.id OPERATOR(pg_catalog.=) c.item_id"

@@ -59,6 +59,7 @@
 #include "read.h"
 #include "rowimage.h"
 #include "selection.h"
+#include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_read_at);
 
@@ -258,15 +259,7 @@ mzcoord_read_at(PG_FUNCTION_ARGS)
 	ReadAtState st;
 	int64		negative;
 
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the timestamp to read at must not be null")));
-	at = PG_GETARG_INT64(1);
-	if (at < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("timestamp must not be negative: " INT64_FORMAT, at)));
+	at = mzcoord_timestamp_arg(fcinfo, 1, "the timestamp to read at");
 
 	/* Before anything is locked: see mzcoord_extension_guard(). */
 	mzcoord_extension_guard();

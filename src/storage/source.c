@@ -58,6 +58,7 @@
 #include "rowimage.h"
 #include "source.h"
 #include "stage.h"
+#include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_append);
 PG_FUNCTION_INFO_V1(mzcoord_advance_upper);
@@ -143,8 +144,7 @@ source_upper(const MzcHistory *h)
 	MzcCollectionInfo info;
 
 	values[0] = CStringGetTextDatum(mzcoord_gid_text(h->gid));
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	plan = SPI_prepare("SELECT upper FROM mzcoord.collections"
 					   " WHERE global_id OPERATOR(pg_catalog.=) $1",
 					   1, argtypes);
@@ -274,15 +274,7 @@ mzcoord_append(PG_FUNCTION_ARGS)
 	MzcHistoryWriter writer;
 	TupleTableSlot *slot;
 
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the timestamp to append at must not be null")));
-	at = PG_GETARG_INT64(1);
-	if (at < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("timestamp must not be negative: " INT64_FORMAT, at)));
+	at = mzcoord_timestamp_arg(fcinfo, 1, "the timestamp to append at");
 	mzcoord_check_user_time(at, "timestamp");
 
 	/* Before anything is locked: see mzcoord_extension_guard(). */
@@ -631,8 +623,7 @@ write_window(Relation rel, Snapshot snapshot, const WindowChanges *ch)
 	qrel = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 									  RelationGetRelationName(rel));
 	save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user, &save_sec);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	applying_relid = RelationGetRelid(rel);
 	PG_TRY();
 	{
@@ -734,8 +725,7 @@ mzcoord_advance_upper(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(mzcoord_gid_text(h->gid));
 	values[1] = Int64GetDatum(upper);
 	save_nest = mzcoord_become_owner(h->owner, &save_user, &save_sec);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	mzcoord_spi_connect();
 	plan = prepare_or_fail("UPDATE mzcoord.collections SET upper = $2"
 						   " WHERE global_id OPERATOR(pg_catalog.=) $1",
 						   2, argtypes);

@@ -213,6 +213,20 @@ ceiling_load(void)
 	return f.ceiling;
 }
 
+/*
+ * Close the temporary ceiling file after a failed action on it, and raise
+ * "could not <action> file" with the errno (save) of that action.
+ */
+static void
+ceiling_tmp_fail(int fd, int save, const char *action)
+{
+	CloseTransientFile(fd);
+	errno = save;
+	ereport(ERROR,
+			(errcode_for_file_access(),
+			 errmsg("could not %s file \"%s\": %m", action, MZC_CEILING_TMP)));
+}
+
 /* Write the ceiling durably (caller holds the ceiling lock). */
 static void
 ceiling_write(mzc_ts ceiling)
@@ -239,25 +253,9 @@ ceiling_write(mzc_ts ceiling)
 				 errmsg("could not create file \"%s\": %m", MZC_CEILING_TMP)));
 	errno = 0;
 	if (write(fd, &f, sizeof(f)) != sizeof(f))
-	{
-		int			save = errno ? errno : ENOSPC;
-
-		CloseTransientFile(fd);
-		errno = save;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", MZC_CEILING_TMP)));
-	}
+		ceiling_tmp_fail(fd, errno ? errno : ENOSPC, "write");
 	if (pg_fsync(fd) != 0)
-	{
-		int			save = errno;
-
-		CloseTransientFile(fd);
-		errno = save;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not fsync file \"%s\": %m", MZC_CEILING_TMP)));
-	}
+		ceiling_tmp_fail(fd, errno, "fsync");
 	if (CloseTransientFile(fd) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -374,6 +372,51 @@ next_commit_locked(mzc_ts now, mzc_ts floor)
 	/* Join the latest group if nobody can have read there yet. */
 	c = Max(c, oracle->max_sealed);
 	return Max(c, floor);
+}
+
+/*
+ * Take the oracle lock exclusively and choose a commit timestamp within the
+ * ceiling: the current transaction's own write timestamp if may_keep and
+ * nobody can have read there and it is not below floor, else the next free
+ * one.  While the choice is beyond the ceiling, raise the ceiling (without
+ * the lock, see the lock order) and choose again.  Returns with the lock
+ * held.
+ */
+static mzc_ts
+lock_commit_ts(mzc_ts floor, bool may_keep)
+{
+	for (;;)
+	{
+		mzc_ts		now = mzcoord_now_ms();
+		mzc_ts		c;
+
+		LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+		if (may_keep && my_write_ts > oracle->closed_ts && my_write_ts >= floor)
+			c = my_write_ts;
+		else
+			c = next_commit_locked(now, floor);
+		if (c <= oracle->ceiling)
+			return c;
+		LWLockRelease(oracle->lock);
+		ceiling_raise(c);
+	}
+}
+
+/*
+ * Record the current transaction's write state and timestamp in its slot,
+ * release the oracle lock (held exclusively), and remember both in the
+ * backend.  Returns ts.
+ */
+static mzc_ts
+set_my_write_ts_unlock(MzcWriteState state, mzc_ts ts)
+{
+	oracle->slots[MyBackendId].state = state;
+	oracle->slots[MyBackendId].ts = ts;
+	LWLockRelease(oracle->lock);
+
+	my_state = state;
+	my_write_ts = ts;
+	return ts;
 }
 
 /*
@@ -551,26 +594,10 @@ mzcoord_write_ts(void)
 
 	Assert(MyBackendId > 0 && MyBackendId < oracle->nslots);
 	GET_VXID_FROM_PGPROC(vxid, *MyProc);
-	for (;;)
-	{
-		mzc_ts		now = mzcoord_now_ms();
-
-		LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
-		w = next_commit_locked(now, 0);
-		if (w <= oracle->ceiling)
-			break;
-		LWLockRelease(oracle->lock);
-		ceiling_raise(w);
-	}
-	oracle->slots[MyBackendId].state = MZC_WRITE_OPEN;
-	oracle->slots[MyBackendId].ts = w;
+	w = lock_commit_ts(0, false);
 	oracle->writers[MyBackendId] = vxid;
 	oracle->nopen++;
-	LWLockRelease(oracle->lock);
-
-	my_state = MZC_WRITE_OPEN;
-	my_write_ts = w;
-	return w;
+	return set_my_write_ts_unlock(MZC_WRITE_OPEN, w);
 }
 
 /* Does the current transaction hold a write timestamp? */
@@ -625,33 +652,14 @@ mzcoord_oracle_seal(void)
 	if (my_state == MZC_WRITE_SEALED)
 		return my_write_ts;
 
-	for (;;)
-	{
-		mzc_ts		now = mzcoord_now_ms();
-
-		LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
-		if (my_write_ts > oracle->closed_ts && my_write_ts >= floor)
-			c = my_write_ts;
-		else
-			c = next_commit_locked(now, floor);
-		if (c <= oracle->ceiling)
-			break;
-		LWLockRelease(oracle->lock);
-		ceiling_raise(c);
-	}
+	c = lock_commit_ts(floor, true);
 	if (oracle->slots[MyBackendId].bulk)
 		oracle->nbulk--;
 	oracle->slots[MyBackendId].bulk = false;
-	oracle->slots[MyBackendId].state = MZC_WRITE_SEALED;
-	oracle->slots[MyBackendId].ts = c;
 	oracle->nopen--;
 	oracle->nsealed++;
 	oracle->max_sealed = Max(oracle->max_sealed, c);
-	LWLockRelease(oracle->lock);
-
-	my_state = MZC_WRITE_SEALED;
-	my_write_ts = c;
-	return c;
+	return set_my_write_ts_unlock(MZC_WRITE_SEALED, c);
 }
 
 /*

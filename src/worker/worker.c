@@ -106,7 +106,7 @@ PG_FUNCTION_INFO_V1(mzcoord_worker_status);
 
 static void mzc_fill_worker(BackgroundWorker *worker, const char *name,
 							const char *function);
-static void mzc_pin_search_path(void);
+static void mzc_connect(const char *dbname, const char *appname);
 
 /* ----------------------------------------------------------------
  * Shared status helpers
@@ -157,16 +157,29 @@ mzc_coordinator_pid(void)
  * a database owner controls.  Every statement they run through SPI, and the
  * body of every plpgsql function those call, would resolve unqualified
  * functions and operators there: a database owner could shadow length() or
- * "=" in public and run code as superuser.  Pin search_path to the
- * built-ins for the life of the process; PGC_S_OVERRIDE outranks every
- * other source, so neither those settings nor a configuration reload on
- * SIGHUP can change it.
+ * "=" in public and run code as superuser.  So connect, then pin
+ * search_path to the built-ins for the life of the process; PGC_S_OVERRIDE
+ * outranks every other source, so neither those settings nor a
+ * configuration reload on SIGHUP can change it.
  */
 static void
-mzc_pin_search_path(void)
+mzc_connect(const char *dbname, const char *appname)
 {
+	BackgroundWorkerInitializeConnection(dbname, NULL, 0);
 	SetConfigOption("search_path", MZC_SAFE_SEARCH_PATH,
 					PGC_SUSET, PGC_S_OVERRIDE);
+	pgstat_report_appname(appname);
+}
+
+/* Reload the configuration file if a SIGHUP asked for it. */
+static void
+mzc_reload_if_pending(void)
+{
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+	}
 }
 
 /* ----------------------------------------------------------------
@@ -276,9 +289,7 @@ mzcoord_launcher_main(Datum main_arg)
 	on_shmem_exit(mzc_launcher_detach, (Datum) 0);
 
 	/* No database: only shared catalogs such as pg_database are readable. */
-	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
-	mzc_pin_search_path();
-	pgstat_report_appname("mzcoord launcher");
+	mzc_connect(NULL, "mzcoord launcher");
 
 	/* Handles must outlive the transactions used to look up the database. */
 	launcher_cxt = AllocSetContextCreate(TopMemoryContext,
@@ -292,11 +303,7 @@ mzcoord_launcher_main(Datum main_arg)
 
 		CHECK_FOR_INTERRUPTS();
 
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
+		mzc_reload_if_pending();
 
 		/* Forget a coordinator we started once it has stopped. */
 		if (handle != NULL)
@@ -511,9 +518,7 @@ mzcoord_coordinator_main(Datum main_arg)
 	}
 	on_shmem_exit(mzc_coordinator_detach, (Datum) 0);
 
-	BackgroundWorkerInitializeConnection(mzcoord_database, NULL, 0);
-	mzc_pin_search_path();
-	pgstat_report_appname("mzcoord coordinator");
+	mzc_connect(mzcoord_database, "mzcoord coordinator");
 
 	tick_cxt = AllocSetContextCreate(TopMemoryContext,
 									 "mzcoord tick",
@@ -521,11 +526,7 @@ mzcoord_coordinator_main(Datum main_arg)
 
 	while (!ShutdownRequestPending)
 	{
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
+		mzc_reload_if_pending();
 
 		PG_TRY();
 		{
