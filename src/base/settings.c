@@ -37,13 +37,9 @@ int			mzcoord_max_holds_per_role = -1;
 
 bool		mzcoord_preloaded = false;
 
-/*
- * Defines every setting.  Returns true when the library is being preloaded
- * (and not under pg_upgrade), that is when shared memory and the worker
- * should be set up.
- */
-bool
-mzcoord_define_settings(void)
+/* Timing of the coordinator and of calls that wait for it. */
+static void
+define_timing_settings(void)
 {
 	/*
 	 * Reloadable settings exist in every process that loads the library, so
@@ -89,6 +85,12 @@ mzcoord_define_settings(void)
 							GUC_UNIT_MIN,
 							NULL, NULL, NULL);
 
+}
+
+/* What one session or role may hold (superuser-only). */
+static void
+define_limit_settings(void)
+{
 	/*
 	 * Superuser-only: a user must not raise the limit that protects every
 	 * other user from them.  A superuser can set them per role with ALTER
@@ -114,6 +116,12 @@ mzcoord_define_settings(void)
 							0,
 							NULL, NULL, NULL);
 
+}
+
+/* Operating modes: compaction, read-only, test failpoints. */
+static void
+define_mode_settings(void)
+{
 	DefineCustomBoolVariable("mzcoord.auto_compact",
 							 "Lets the coordinator compact histories up to their since.",
 							 "Off pauses physical compaction; histories grow until it is "
@@ -149,19 +157,12 @@ mzcoord_define_settings(void)
 							   GUC_NOT_IN_SAMPLE,
 							   NULL, NULL, NULL);
 
-	if (!process_shared_preload_libraries_in_progress)
-	{
-		MarkGUCPrefixReserved("mzcoord");
-		return false;
-	}
+}
 
-	/* No worker and no shared state while pg_upgrade drives the server. */
-	if (IsBinaryUpgrade)
-	{
-		MarkGUCPrefixReserved("mzcoord");
-		return false;
-	}
-
+/* Settings that size shared memory or name the database (postmaster). */
+static void
+define_postmaster_settings(void)
+{
 	DefineCustomStringVariable("mzcoord.database",
 							   "Database served by the mzcoord coordinator.",
 							   "The coordinator waits, without logging errors, "
@@ -189,9 +190,34 @@ mzcoord_define_settings(void)
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
+}
 
+/*
+ * Defines every setting.  Returns true when the library is being preloaded
+ * (and not under pg_upgrade), that is when shared memory and the worker
+ * should be set up.
+ */
+bool
+mzcoord_define_settings(void)
+{
+	define_timing_settings();
+	define_limit_settings();
+	define_mode_settings();
+	if (!process_shared_preload_libraries_in_progress)
+	{
+		MarkGUCPrefixReserved("mzcoord");
+		return false;
+	}
+
+	/* No worker and no shared state while pg_upgrade drives the server. */
+	if (IsBinaryUpgrade)
+	{
+		MarkGUCPrefixReserved("mzcoord");
+		return false;
+	}
+
+	define_postmaster_settings();
 	MarkGUCPrefixReserved("mzcoord");
-
 	mzcoord_preloaded = true;
 	return true;
 }

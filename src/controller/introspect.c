@@ -21,6 +21,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "collcheck.h"
 #include "collections.h"
 #include "controller.h"
 #include "ids.h"

@@ -50,8 +50,8 @@
 #include "readhold.h"
 #include "shmem.h"
 #include "stage.h"
-#include "frontier.h"
 #include "support.h"
+#include "frontier.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_stage_collection);
 PG_FUNCTION_INFO_V1(mzcoord_stage_policy);

@@ -105,7 +105,7 @@ typedef struct mzc_collections
 	int32_t		ndirty;
 	int32_t		pending_head;
 	uint32_t	visit_epoch;
-	int32_t		internal_errors;	/* must stay 0; see mzc_colls_validate */
+	int32_t		internal_errors;	/* must stay 0; see mzc_colls_validate (collcheck.h) */
 } mzc_collections;
 
 /* Arguments of mzc_coll_create (S2-S5).  Zero-initialise, then fill. */
@@ -229,14 +229,5 @@ extern int32_t mzc_colls_dirty_next(const mzc_collections *set, int32_t slot);
 /* Empties the dirty list and frees the GONE slots on it. */
 extern void mzc_colls_clear_dirty(mzc_collections *set);
 
-/*
- * Checks every invariant: counted lists, the implied count, each dependent's
- * count on its dependencies, ndependents, pool accounting (assuming the pool
- * serves this set only), free list, and that no internal error occurred.
- * O(capacity + pool); up to 4096 slots it also counts every slot's dependents
- * exactly, which is quadratic, above that it compares totals.
- */
-extern mzc_status mzc_colls_validate(const mzc_collections *set,
-									 mzc_error *err);
 
 #endif							/* MZC_COLLECTIONS_H */

@@ -13,7 +13,20 @@
 
 #include "postgres.h"
 
+#include "controller.h"
+#include "history.h"
 
-extern void mzcoord_storage_tick(void);
+/* What one compaction did. */
+typedef struct MzcCompaction
+{
+	int64		frontier;		/* compacted frontier afterwards */
+	int64		rows_in;		/* updates below it that were moved */
+	int64		rows_out;		/* rows written at it */
+	bool		compacted;		/* false: nothing to do */
+} MzcCompaction;
+
+extern int64 mzcoord_compaction_target(const MzcCollectionInfo *info);
+extern bool mzcoord_compact_history(const MzcHistory *h, int64 since, bool wait,
+									MzcCompaction *res);
 
 #endif							/* MZCOORD_COMPACT_H */

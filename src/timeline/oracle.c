@@ -82,6 +82,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "ceiling.h"
 #include "extension.h"
 #include "oracle.h"
 #include "settings.h"
@@ -125,19 +126,6 @@ typedef struct MzcOracle
  * far ahead of the clock.
  */
 #define MZC_CEILING_WINDOW_MS 2000
-#define MZC_CEILING_DIR "pg_mzcoord"
-#define MZC_CEILING_FILE MZC_CEILING_DIR "/oracle"
-#define MZC_CEILING_TMP MZC_CEILING_DIR "/oracle.tmp"
-#define MZC_CEILING_MAGIC 0x4d5a4f31	/* "MZO1" */
-
-typedef struct MzcCeilingFile
-{
-	uint32		magic;
-	uint32		unused;
-	int64		ceiling;
-	pg_crc32c	crc;			/* of the fields above */
-} MzcCeilingFile;
-
 static MzcOracle *oracle = NULL;
 
 /* This backend's write in the current transaction (mirrors its slot). */
@@ -167,103 +155,6 @@ mzcoord_oracle_shmem_size(void)
  * ----------------------------------------------------------------
  */
 
-static pg_crc32c
-ceiling_crc(const MzcCeilingFile *f)
-{
-	pg_crc32c	crc;
-
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, f, offsetof(MzcCeilingFile, crc));
-	FIN_CRC32C(crc);
-	return crc;
-}
-
-/*
- * The ceiling the last run wrote, 0 if there is none.  Runs in the
- * postmaster (shmem startup, also after a crash).  A damaged file is
- * reported and ignored: it can only come from a failed first write, since
- * every later one replaces it atomically.
- */
-static mzc_ts
-ceiling_load(void)
-{
-	MzcCeilingFile f;
-	FILE	   *file = AllocateFile(MZC_CEILING_FILE, PG_BINARY_R);
-	size_t		n;
-
-	if (file == NULL)
-	{
-		if (errno != ENOENT)
-			ereport(LOG,
-					(errcode_for_file_access(),
-					 errmsg("could not open file \"%s\": %m", MZC_CEILING_FILE)));
-		return 0;
-	}
-	n = fread(&f, 1, sizeof(f), file);
-	FreeFile(file);
-	if (n != sizeof(f) || f.magic != MZC_CEILING_MAGIC ||
-		!EQ_CRC32C(f.crc, ceiling_crc(&f)) || f.ceiling < 0)
-	{
-		ereport(LOG,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("mzcoord: ignoring damaged timestamp oracle file \"%s\"",
-						MZC_CEILING_FILE)));
-		return 0;
-	}
-	return f.ceiling;
-}
-
-/*
- * Close the temporary ceiling file after a failed action on it, and raise
- * "could not <action> file" with the errno (save) of that action.
- */
-static void
-ceiling_tmp_fail(int fd, int save, const char *action)
-{
-	CloseTransientFile(fd);
-	errno = save;
-	ereport(ERROR,
-			(errcode_for_file_access(),
-			 errmsg("could not %s file \"%s\": %m", action, MZC_CEILING_TMP)));
-}
-
-/* Write the ceiling durably (caller holds the ceiling lock). */
-static void
-ceiling_write(mzc_ts ceiling)
-{
-	MzcCeilingFile f;
-	int			fd;
-
-	if (mkdir(MZC_CEILING_DIR, pg_dir_create_mode) == 0)
-		fsync_fname(".", true);
-	else if (errno != EEXIST)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create directory \"%s\": %m", MZC_CEILING_DIR)));
-
-	memset(&f, 0, sizeof(f));
-	f.magic = MZC_CEILING_MAGIC;
-	f.ceiling = ceiling;
-	f.crc = ceiling_crc(&f);
-
-	fd = OpenTransientFile(MZC_CEILING_TMP, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
-	if (fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", MZC_CEILING_TMP)));
-	errno = 0;
-	if (write(fd, &f, sizeof(f)) != sizeof(f))
-		ceiling_tmp_fail(fd, errno ? errno : ENOSPC, "write");
-	if (pg_fsync(fd) != 0)
-		ceiling_tmp_fail(fd, errno, "fsync");
-	if (CloseTransientFile(fd) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m", MZC_CEILING_TMP)));
-	/* Renames, then fsyncs the file and its directory. */
-	durable_rename(MZC_CEILING_TMP, MZC_CEILING_FILE, ERROR);
-}
-
 /*
  * Make the ceiling at least need (plus the window).  Called without the
  * oracle lock; the caller re-checks under it afterwards.
@@ -286,7 +177,7 @@ ceiling_raise(mzc_ts need)
 	target = Max(need, mzcoord_now_ms());
 	target = target > PG_INT64_MAX - MZC_CEILING_WINDOW_MS ?
 		PG_INT64_MAX : target + MZC_CEILING_WINDOW_MS;
-	ceiling_write(target);
+	mzcoord_ceiling_write(target);
 
 	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
 	oracle->ceiling = Max(oracle->ceiling, target);
@@ -301,7 +192,7 @@ mzcoord_oracle_shmem_init(LWLock *lock, LWLock *ceiling_lock, bool found)
 							 &found);
 	if (!found)
 	{
-		mzc_ts		ceiling = ceiling_load();
+		mzc_ts		ceiling = mzcoord_ceiling_load();
 
 		oracle->lock = lock;
 		oracle->ceiling_lock = ceiling_lock;

@@ -60,7 +60,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "compact.h"
+#include "autocompact.h"
 #include "controller.h"
 #include "extension.h"
 #include "ids.h"
@@ -267,15 +267,121 @@ mzc_database_exists(void)
 	return exists;
 }
 
+/*
+ * What the launcher remembers between rounds: the coordinator it started,
+ * when, and how often in a row it failed soon after starting.
+ */
+typedef struct LauncherState
+{
+	BackgroundWorkerHandle *handle;
+	TimestampTz handle_started;
+	TimestampTz next_start;
+	int			failures;
+	bool		said_missing;
+	MemoryContext cxt;			/* handles outlive the lookup transactions */
+} LauncherState;
+
+/*
+ * Forget a coordinator we started once it has stopped, and schedule the
+ * next start: back off exponentially while the coordinator keeps failing
+ * soon after its start, so that an error that recurs on every start does
+ * not flood the log.
+ */
+static void
+launcher_reap(LauncherState *ls)
+{
+	pid_t		pid;
+	BgwHandleStatus st;
+	TimestampTz now;
+
+	if (ls->handle == NULL)
+		return;
+	st = GetBackgroundWorkerPid(ls->handle, &pid);
+	if (st == BGWH_POSTMASTER_DIED)
+		proc_exit(1);
+	if (st != BGWH_STOPPED)
+		return;
+	now = GetCurrentTimestamp();
+	pfree(ls->handle);
+	ls->handle = NULL;
+	if (TimestampDifferenceExceeds(ls->handle_started, now, MZC_HEALTHY_RUN_MS))
+		ls->failures = 0;
+	ls->next_start = TimestampTzPlusMilliseconds(now,
+												 Min(MZC_RESTART_DELAY_MIN_MS << Min(ls->failures, 5),
+													 MZC_RESTART_DELAY_MAX_MS));
+	ls->failures++;
+}
+
+/* Register the coordinator as a dynamic background worker. */
+static void
+launcher_start(LauncherState *ls, TimestampTz now)
+{
+	BackgroundWorker worker;
+	MemoryContext old;
+
+	ls->said_missing = false;
+	mzc_fill_worker(&worker, "mzcoord coordinator", "mzcoord_coordinator_main");
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	worker.bgw_notify_pid = MyProcPid;
+
+	old = MemoryContextSwitchTo(ls->cxt);
+	if (RegisterDynamicBackgroundWorker(&worker, &ls->handle))
+	{
+		ls->handle_started = now;
+		mzc_set_state(MZC_WORKER_STARTING);
+	}
+	else
+	{
+		ls->handle = NULL;
+		ls->next_start = TimestampTzPlusMilliseconds(now, MZC_RESTART_DELAY_MAX_MS);
+		ereport(WARNING,
+				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+				 errmsg("mzcoord launcher could not start the coordinator"),
+				 errhint("Raise \"max_worker_processes\".")));
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * One round: start a coordinator if none runs and the database exists and
+ * its backoff has passed.  Returns how long to sleep at most.
+ */
+static long
+launcher_round(LauncherState *ls)
+{
+	long		wait_ms = mzcoord_tick_interval;
+	TimestampTz now;
+	long		secs;
+	int			usecs;
+
+	launcher_reap(ls);
+	if (ls->handle != NULL || mzc_coordinator_pid() != 0)
+		return wait_ms;
+	if (!mzc_database_exists())
+	{
+		mzc_set_state(MZC_WORKER_WAITING_DATABASE);
+		if (!ls->said_missing)
+			ereport(LOG,
+					(errmsg("mzcoord launcher: database \"%s\" does not exist, waiting for it to be created",
+							mzcoord_database)));
+		ls->said_missing = true;
+		return wait_ms;
+	}
+	now = GetCurrentTimestamp();
+	if (now >= ls->next_start)
+	{
+		launcher_start(ls, now);
+		return wait_ms;
+	}
+	TimestampDifference(now, ls->next_start, &secs, &usecs);
+	return Min(wait_ms, secs * 1000 + usecs / 1000 + 1);
+}
+
+/* The launcher: keeps one coordinator running for mzcoord.database. */
 void
 mzcoord_launcher_main(Datum main_arg)
 {
-	BackgroundWorkerHandle *handle = NULL;
-	TimestampTz handle_started = 0;
-	TimestampTz next_start = 0;
-	int			failures = 0;
-	bool		said_missing = false;
-	MemoryContext launcher_cxt;
+	LauncherState ls = {0};
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -291,99 +397,15 @@ mzcoord_launcher_main(Datum main_arg)
 	/* No database: only shared catalogs such as pg_database are readable. */
 	mzc_connect(NULL, "mzcoord launcher");
 
-	/* Handles must outlive the transactions used to look up the database. */
-	launcher_cxt = AllocSetContextCreate(TopMemoryContext,
-										 "mzcoord launcher",
-										 ALLOCSET_SMALL_SIZES);
-
+	ls.cxt = AllocSetContextCreate(TopMemoryContext, "mzcoord launcher",
+								   ALLOCSET_SMALL_SIZES);
 	for (;;)
 	{
-		long		wait_ms = mzcoord_tick_interval;
-		TimestampTz now;
+		long		wait_ms;
 
 		CHECK_FOR_INTERRUPTS();
-
 		mzc_reload_if_pending();
-
-		/* Forget a coordinator we started once it has stopped. */
-		if (handle != NULL)
-		{
-			pid_t		pid;
-			BgwHandleStatus st = GetBackgroundWorkerPid(handle, &pid);
-
-			if (st == BGWH_POSTMASTER_DIED)
-				proc_exit(1);
-			if (st == BGWH_STOPPED)
-			{
-				now = GetCurrentTimestamp();
-				pfree(handle);
-				handle = NULL;
-
-				/*
-				 * Back off exponentially while the coordinator keeps failing
-				 * soon after its start, so that an error that recurs on every
-				 * start does not flood the log.
-				 */
-				if (TimestampDifferenceExceeds(handle_started, now,
-											   MZC_HEALTHY_RUN_MS))
-					failures = 0;
-				next_start = TimestampTzPlusMilliseconds(now,
-														 Min(MZC_RESTART_DELAY_MIN_MS << Min(failures, 5),
-															 MZC_RESTART_DELAY_MAX_MS));
-				failures++;
-			}
-		}
-
-		if (handle == NULL && mzc_coordinator_pid() == 0)
-		{
-			if (!mzc_database_exists())
-			{
-				mzc_set_state(MZC_WORKER_WAITING_DATABASE);
-				if (!said_missing)
-					ereport(LOG,
-							(errmsg("mzcoord launcher: database \"%s\" does not exist, waiting for it to be created",
-									mzcoord_database)));
-				said_missing = true;
-			}
-			else if ((now = GetCurrentTimestamp()) >= next_start)
-			{
-				BackgroundWorker worker;
-				MemoryContext old;
-
-				said_missing = false;
-				mzc_fill_worker(&worker, "mzcoord coordinator",
-								"mzcoord_coordinator_main");
-				worker.bgw_restart_time = BGW_NEVER_RESTART;
-				worker.bgw_notify_pid = MyProcPid;
-
-				old = MemoryContextSwitchTo(launcher_cxt);
-				if (RegisterDynamicBackgroundWorker(&worker, &handle))
-				{
-					handle_started = now;
-					mzc_set_state(MZC_WORKER_STARTING);
-				}
-				else
-				{
-					handle = NULL;
-					next_start = TimestampTzPlusMilliseconds(now,
-															 MZC_RESTART_DELAY_MAX_MS);
-					ereport(WARNING,
-							(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-							 errmsg("mzcoord launcher could not start the coordinator"),
-							 errhint("Raise \"max_worker_processes\".")));
-				}
-				MemoryContextSwitchTo(old);
-			}
-			else
-			{
-				long		secs;
-				int			usecs;
-
-				TimestampDifference(now, next_start, &secs, &usecs);
-				wait_ms = Min(wait_ms, secs * 1000 + usecs / 1000 + 1);
-			}
-		}
-
+		wait_ms = launcher_round(&ls);
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 wait_ms,

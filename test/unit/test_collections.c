@@ -8,6 +8,7 @@
 
 #include "testutil.h"
 
+#include "collcheck.h"
 #include "collections.h"
 
 #define CAP 8

@@ -1,0 +1,527 @@
+/*-------------------------------------------------------------------------
+ *
+ * autocompact.c
+ *	  The coordinator's compaction step: which histories to compact, when.
+ *
+ * Policy of the coordinator.  Compaction rewrites every row below S, so it
+ * runs only when it pays: a collection is compacted when it has updates
+ * between its compacted frontier C and its since S, and either they number
+ * at least a quarter of the rows left by the last compaction, or the last
+ * compaction is older than one second per thousand of those rows (at least
+ * one second).  A large table with a trickle of updates is thus rewritten
+ * at most about every rows/1000 seconds, a busy one after every 25% of new
+ * updates, a small one within a second or two.  Each tick examines at most
+ * MZC_COMPACT_SCAN collections (round robin over the controller's
+ * collections), and stops starting compactions once half a tick interval
+ * has passed (but always starts the first one due, so that a loaded
+ * machine still makes progress); one compaction is not interrupted.  A collection found with
+ * nothing above its compacted frontier is not looked at again (not even
+ * opened) until the cumulative statistics show writes to its history.  A compaction that fails
+ * is logged and retried a minute later; it never stops the coordinator.
+ * mzcoord.compact(rel) compacts one collection now, whatever the policy.
+ * mzcoord.auto_compact = off pauses the coordinator's compaction (for
+ * maintenance, or to keep history around while investigating).
+ *
+ * IDENTIFICATION
+ *	  src/storage/autocompact.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/resowner.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "autocompact.h"
+#include "compact.h"
+#include "controller.h"
+#include "extension.h"
+#include "history.h"
+#include "ids.h"
+#include "settings.h"
+
+/* Collections the coordinator examines per tick. */
+#define MZC_COMPACT_SCAN 128
+/* Compact when the new updates reach this fraction of the compacted rows. */
+#define MZC_COMPACT_RATIO_DIVISOR 4
+/* ... or after this many milliseconds per compacted row (at least 1 s). */
+#define MZC_COMPACT_MS_PER_ROW 1
+#define MZC_COMPACT_MIN_AGE_MS 1000
+/* A failed compaction is retried after this long. */
+#define MZC_COMPACT_RETRY_MS 60000
+
+/* ----------------------------------------------------------------
+ * The coordinator's step
+ * ----------------------------------------------------------------
+ */
+
+/* What the coordinator remembers of a history between ticks. */
+typedef struct MzcCompactState
+{
+	int64		gid;			/* hash key */
+	bool		known;			/* has a history */
+	Oid			relid;
+	Oid			histid;
+	Oid			tsidx;
+	int64		compacted;
+	int64		base;			/* rows the last compaction left */
+	TimestampTz compacted_at;
+	TimestampTz retry_after;
+	uint64		round;			/* round in which it was last loaded */
+	bool		pending;		/* may have updates above the compacted frontier */
+	int64		changes_seen;	/* the history's write counters when last probed */
+} MzcCompactState;
+
+static HTAB *compact_states = NULL;
+static MemoryContext compact_cxt = NULL;
+static int	scan_pos = 0;
+static uint64 scan_round = 1;
+
+/*
+ * A new round over the collections: entries are reloaded from the catalog
+ * as their turn comes, and those not seen in the whole last round (dropped
+ * collections) are forgotten.
+ */
+static void
+new_round(void)
+{
+	HASH_SEQ_STATUS status;
+	MzcCompactState *st;
+
+	scan_round++;
+	hash_seq_init(&status, compact_states);
+	while ((st = hash_seq_search(&status)) != NULL)
+		if (st->round + 1 < scan_round)
+			(void) hash_search(compact_states, &st->gid, HASH_REMOVE, NULL);
+}
+
+/* Load the storage rows of the given collections into compact_states. */
+static void
+load_states(int64 *gids, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * n);
+	Oid			argtypes[1] = {TEXTARRAYOID};
+	Datum		values[1];
+
+	for (int i = 0; i < n; i++)
+	{
+		bool		found;
+		MzcCompactState *st = hash_search(compact_states, &gids[i], HASH_ENTER, &found);
+
+		if (!found)
+		{
+			st->histid = InvalidOid;
+			st->retry_after = 0;
+		}
+		st->known = false;
+		st->round = scan_round;
+		elems[i] = CStringGetTextDatum(mzcoord_gid_text(gids[i]));
+	}
+	values[0] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
+												TYPALIGN_INT));
+	if (SPI_execute_with_args("SELECT s.global_id, s.relation::oid, s.history::oid,"
+							  "       s.compacted, s.compacted_rows, s.compacted_at"
+							  "  FROM mzcoord.storage s"
+							  " WHERE s.global_id OPERATOR(pg_catalog.=) ANY ($1)",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read mzcoord.storage");
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		int64		gid;
+		bool		isnull;
+		MzcCompactState *st;
+		char		idxname[NAMEDATALEN];
+
+		if (!mzcoord_parse_gid(SPI_getvalue(tup, desc, 1), &gid))
+			continue;
+		st = hash_search(compact_states, &gid, HASH_FIND, NULL);
+		if (st == NULL)
+			continue;
+		st->relid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
+		if (DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull)) != st->histid)
+		{
+			/* New to us (or a new history under a reused id): probe it. */
+			st->histid = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
+			st->pending = true;
+			st->changes_seen = -1;
+			st->retry_after = 0;
+		}
+		st->compacted = DatumGetInt64(SPI_getbinval(tup, desc, 4, &isnull));
+		st->base = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
+		st->compacted_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 6, &isnull));
+		snprintf(idxname, sizeof(idxname), "history_u" INT64_FORMAT "_ts", gid);
+		st->tsidx = get_relname_relid(idxname, get_rel_namespace(st->histid));
+		st->known = OidIsValid(st->tsidx);
+	}
+}
+
+/*
+ * How many updates (at most limit) lie strictly between lo and hi in a
+ * history, through its ts index and a fresh snapshot.
+ */
+static int64
+count_between(Oid histid, Oid tsidx, int64 lo, int64 hi, int64 limit)
+{
+	Relation	hrel;
+	Relation	idx;
+	Snapshot	snapshot;
+	IndexScanDesc scan;
+	ScanKeyData keys[2];
+	TupleTableSlot *slot;
+	int64		n = 0;
+
+	if (!ConditionalLockRelationOid(histid, AccessShareLock))
+		return 0;
+	hrel = try_table_open(histid, NoLock);
+	if (hrel == NULL)
+		return 0;
+	idx = index_open(tsidx, AccessShareLock);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	slot = table_slot_create(hrel, NULL);
+	ScanKeyInit(&keys[0], 1, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(lo));
+	ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT, Int64GetDatum(hi));
+	scan = index_beginscan(hrel, idx, snapshot, 2, 0);
+	index_rescan(scan, keys, 2, NULL, 0);
+	while (n < limit && index_getnext_slot(scan, ForwardScanDirection, slot))
+		n++;
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	UnregisterSnapshot(snapshot);
+	index_close(idx, AccessShareLock);
+	table_close(hrel, AccessShareLock);
+	return n;
+}
+
+/*
+ * Is the collection due for compaction up to since?  (See the file header.)
+ * A history nobody wrote since it was last found to have nothing above its
+ * compacted frontier is skipped without opening it: its write counters in
+ * the cumulative statistics have not moved.
+ */
+static bool
+compaction_due(MzcCompactState *st, int64 since, TimestampTz now)
+{
+	int64		quarter = st->base / MZC_COMPACT_RATIO_DIVISOR;
+	int64		limit = Max(quarter, 1);
+	int64		n;
+	int64		age_ms = (now - st->compacted_at) / 1000;
+	int64		changes = -1;
+	PgStat_StatTabEntry *tab;
+
+	if (since <= st->compacted || now < st->retry_after)
+		return false;
+	tab = pgstat_fetch_stat_tabentry(st->histid);
+	if (tab != NULL)
+		changes = tab->tuples_inserted + tab->tuples_updated + tab->tuples_deleted;
+	if (!st->pending && pgstat_track_counts && changes == st->changes_seen)
+		return false;
+	st->changes_seen = changes;
+	if (count_between(st->histid, st->tsidx, st->compacted, PG_INT64_MAX, 1) == 0)
+	{
+		st->pending = false;
+		return false;
+	}
+	st->pending = true;
+	n = count_between(st->histid, st->tsidx, st->compacted, since, limit);
+	if (n == 0)
+		return false;
+	if (n >= limit)
+		return true;
+	return age_ms >= Max(MZC_COMPACT_MIN_AGE_MS, st->base * MZC_COMPACT_MS_PER_ROW);
+}
+
+/* Compact one collection in its own transaction; errors are logged. */
+static void
+compact_one(MzcCompactState *st, int64 since)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	MzcCompaction res;
+	bool		ok = false;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, "mzcoord compaction");
+	if (!mzcoord_extension_ready())
+	{
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		MemoryContextSwitchTo(oldcxt);
+		return;
+	}
+
+	BeginInternalSubTransaction(NULL);
+	PG_TRY();
+	{
+		MzcHistory *h = mzcoord_history_lookup(st->relid, true);
+
+		if (h != NULL && h->histid == st->histid && h->gid == st->gid)
+		{
+			ok = mzcoord_compact_history(h, since, false, &res);
+			if (ok)
+			{
+				st->compacted = res.frontier;
+				st->pending = true;
+				if (res.compacted)
+				{
+					st->base = res.rows_out;
+					st->compacted_at = GetCurrentTimestamp();
+				}
+			}
+		}
+		else
+			st->known = false;
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+			ReThrowError(edata);
+		ereport(WARNING,
+				(errmsg("mzcoord: could not compact the history of collection u" INT64_FORMAT ": %s",
+						st->gid, edata->message),
+				 errdetail("Compaction of this collection is retried in %d seconds.",
+						   MZC_COMPACT_RETRY_MS / 1000)));
+		st->retry_after = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													  MZC_COMPACT_RETRY_MS);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(oldcxt);
+	pgstat_report_stat(false);
+}
+
+/*
+ * Create the coordinator's compaction memory context and its table of
+ * states, once per process.
+ */
+static void
+compact_states_init(void)
+{
+	HASHCTL		ctl;
+
+	if (compact_cxt != NULL)
+		return;
+	compact_cxt = AllocSetContextCreate(TopMemoryContext, "mzcoord compaction",
+										ALLOCSET_DEFAULT_SIZES);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = sizeof(MzcCompactState);
+	ctl.hcxt = TopMemoryContext;
+	compact_states = hash_create("mzcoord compaction states", 256, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/* Does a collection of this kind have a history? */
+static bool
+kind_has_history(MzcKind kind)
+{
+	return kind == MZC_KIND_TABLE || kind == MZC_KIND_SOURCE;
+}
+
+/*
+ * Load the states of the collections with a history among infos[0..n)
+ * that were not loaded in this round (in a transaction).
+ */
+static void
+load_missing_states(const MzcCollectionInfo *infos, int n)
+{
+	int64	   *missing = palloc(sizeof(int64) * n);
+	int			nmissing = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		const MzcCollectionInfo *c = &infos[i];
+		MzcCompactState *st;
+
+		if (!kind_has_history(c->kind))
+			continue;
+		st = hash_search(compact_states, &c->gid, HASH_FIND, NULL);
+		if (st == NULL || st->round != scan_round)
+			missing[nmissing++] = c->gid;
+	}
+	if (nmissing > 0)
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		load_states(missing, nmissing);
+		SPI_finish();
+	}
+}
+
+/*
+ * Is collection c, whose state is loaded, due for compaction at now (see
+ * compaction_due)?  If so, *since gets how far (in a transaction).
+ */
+static bool
+collection_due(const MzcCollectionInfo *c, TimestampTz now, int64 *since)
+{
+	MzcCompactState *st;
+
+	if (!kind_has_history(c->kind) || c->since.empty)
+		return false;
+	st = hash_search(compact_states, &c->gid, HASH_FIND, NULL);
+	if (st == NULL || !st->known)
+		return false;
+	*since = mzcoord_compaction_target(c);
+	return *since >= 0 && compaction_due(st, *since, now);
+}
+
+/*
+ * The collections among infos[0..n) due for compaction at now, into
+ * due_gid and due_since (up to where); returns their number (in a
+ * transaction).
+ */
+static int
+find_due(const MzcCollectionInfo *infos, int n, TimestampTz now,
+		 int64 *due_gid, int64 *due_since)
+{
+	int			ndue = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (collection_due(&infos[i], now, &due_since[ndue]))
+			due_gid[ndue++] = infos[i].gid;
+	}
+	return ndue;
+}
+
+/*
+ * In one transaction: load the states of infos[0..n) and find those due
+ * for compaction (see find_due).  Returns -1, having looked at nothing, if
+ * the extension is not ready.  Leaves compact_cxt current.
+ */
+static int
+select_due(const MzcCollectionInfo *infos, int n, TimestampTz now,
+		   int64 *due_gid, int64 *due_since)
+{
+	int			ndue;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	MemoryContextSwitchTo(compact_cxt);
+	if (!mzcoord_extension_ready())
+	{
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		return -1;
+	}
+	load_missing_states(infos, n);
+	ndue = find_due(infos, n, now, due_gid, due_since);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(compact_cxt);
+	return ndue;
+}
+
+/*
+ * The coordinator's compaction step, after its tick committed (outside a
+ * transaction).
+ */
+void
+mzcoord_storage_tick(void)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	MzcCollectionInfo *infos;
+	int			n;
+	int			nwin;
+	int64	   *due_gid;
+	int64	   *due_since;
+	int			ndue;
+	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz deadline = TimestampTzPlusMilliseconds(start,
+													   Max(mzcoord_tick_interval / 2, 20));
+
+	/*
+	 * Paused by the operator, or read-only: histories keep growing,
+	 * nothing is lost.
+	 */
+	if (!mzcoord_auto_compact || mzcoord_read_only)
+		return;
+
+	compact_states_init();
+	MemoryContextReset(compact_cxt);
+	MemoryContextSwitchTo(compact_cxt);
+
+	n = mzcoord_ctl_list_collections(&infos);
+	if (n == 0)
+	{
+		MemoryContextSwitchTo(oldcxt);
+		return;
+	}
+	if (scan_pos >= n)
+	{
+		scan_pos = 0;
+		new_round();
+	}
+	nwin = Min(MZC_COMPACT_SCAN, n - scan_pos);
+	due_gid = palloc(sizeof(int64) * nwin);
+	due_since = palloc(sizeof(int64) * nwin);
+	ndue = select_due(&infos[scan_pos], nwin, start, due_gid, due_since);
+	if (ndue < 0)
+	{
+		MemoryContextSwitchTo(oldcxt);
+		return;
+	}
+	scan_pos += nwin;
+
+	for (int i = 0; i < ndue; i++)
+	{
+		MzcCompactState *st = hash_search(compact_states, &due_gid[i], HASH_FIND, NULL);
+
+		/*
+		 * The first due collection is always compacted: on a loaded machine
+		 * the scan alone can take half a tick, and compaction must still
+		 * make progress.
+		 */
+		if (i > 0 && GetCurrentTimestamp() >= deadline)
+			break;
+		if (st != NULL)
+			compact_one(st, due_since[i]);
+		MemoryContextSwitchTo(compact_cxt);
+	}
+	pgstat_report_activity(STATE_IDLE, NULL);
+	MemoryContextSwitchTo(oldcxt);
+}
