@@ -140,55 +140,58 @@ mzcoord_compaction_target(const MzcCollectionInfo *info)
 	return target;
 }
 
-/* The compacted frontier of gid's history, read with a fresh snapshot. */
-static int64
-read_compacted(int64 gid, bool *found)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
-	SPIPlanPtr	plan;
-	int64		c = 0;
-	bool		isnull;
-
-	plan = SPI_prepare("SELECT compacted FROM mzcoord.storage"
-					   " WHERE global_id OPERATOR(pg_catalog.=) $1", 1, argtypes);
-	if (plan == NULL ||
-		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the compacted frontier of u" INT64_FORMAT, gid);
-	*found = SPI_processed == 1;
-	if (*found)
-		c = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-										SPI_tuptable->tupdesc, 1, &isnull));
-	return c;
-}
-
 /*
- * The committed compaction bound of gid, read in the compaction's own
- * transaction with a fresh snapshot: how far the catalog permits compaction
- * (a bound written by a publication that did not commit permits nothing).
- * Returns false when the collection has no bound row (nothing permitted);
- * *empty for the empty frontier (everything permitted).
+ * The int8 column of the row of gid that query ($1: the global id) selects,
+ * read with a fresh snapshot (in the compaction's own transaction, so only
+ * committed values count).  Returns false when there is no row; *isnull for
+ * SQL NULL.
  */
 static bool
-read_bound(int64 gid, int64 *bound, bool *empty)
+read_gid_int8(const char *query, const char *what, int64 gid, int64 *value,
+			  bool *isnull)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
 	SPIPlanPtr	plan;
 	Datum		d;
 
-	plan = SPI_prepare("SELECT bound FROM mzcoord.compaction_bounds"
-					   " WHERE global_id OPERATOR(pg_catalog.=) $1", 1, argtypes);
+	plan = SPI_prepare(query, 1, argtypes);
 	if (plan == NULL ||
 		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
 							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the compaction bound of u" INT64_FORMAT, gid);
+		elog(ERROR, "could not read the %s of u" INT64_FORMAT, what, gid);
 	if (SPI_processed != 1)
 		return false;
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, empty);
-	*bound = *empty ? 0 : DatumGetInt64(d);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, isnull);
+	*value = *isnull ? 0 : DatumGetInt64(d);
 	return true;
+}
+
+/* The compacted frontier of gid's history. */
+static int64
+read_compacted(int64 gid, bool *found)
+{
+	int64		c = 0;
+	bool		isnull;
+
+	*found = read_gid_int8("SELECT compacted FROM mzcoord.storage"
+						   " WHERE global_id OPERATOR(pg_catalog.=) $1",
+						   "compacted frontier", gid, &c, &isnull);
+	return c;
+}
+
+/*
+ * The committed compaction bound of gid: how far the catalog permits
+ * compaction (a bound written by a publication that did not commit permits
+ * nothing).  Returns false when the collection has no bound row (nothing
+ * permitted); *empty for the empty frontier (everything permitted).
+ */
+static bool
+read_bound(int64 gid, int64 *bound, bool *empty)
+{
+	return read_gid_int8("SELECT bound FROM mzcoord.compaction_bounds"
+						 " WHERE global_id OPERATOR(pg_catalog.=) $1",
+						 "compaction bound", gid, bound, empty);
 }
 
 /*

@@ -222,14 +222,25 @@ mzcoord_register_launcher(void)
  * ----------------------------------------------------------------
  */
 
+/*
+ * on_shmem_exit of both workers: a process that exits clears its pid in the
+ * status block (the coordinator also its state); arg says which of the two
+ * it is (true: the coordinator).
+ */
 static void
-mzc_launcher_detach(int code, Datum arg)
+mzc_worker_detach(int code, Datum arg)
 {
 	MzcWorkerStatus *ws = worker_status;
+	bool		coordinator = DatumGetBool(arg);
 
 	SpinLockAcquire(&ws->mutex);
-	if (ws->launcher_pid == MyProcPid)
+	if (!coordinator && ws->launcher_pid == MyProcPid)
 		ws->launcher_pid = 0;
+	if (coordinator && ws->coordinator_pid == MyProcPid)
+	{
+		ws->coordinator_pid = 0;
+		ws->state = MZC_WORKER_STOPPED;
+	}
 	SpinLockRelease(&ws->mutex);
 }
 
@@ -392,7 +403,7 @@ mzcoord_launcher_main(Datum main_arg)
 	SpinLockAcquire(&worker_status->mutex);
 	worker_status->launcher_pid = MyProcPid;
 	SpinLockRelease(&worker_status->mutex);
-	on_shmem_exit(mzc_launcher_detach, (Datum) 0);
+	on_shmem_exit(mzc_worker_detach, BoolGetDatum(false));
 
 	/* No database: only shared catalogs such as pg_database are readable. */
 	mzc_connect(NULL, "mzcoord launcher");
@@ -418,20 +429,6 @@ mzcoord_launcher_main(Datum main_arg)
  * Coordinator
  * ----------------------------------------------------------------
  */
-
-static void
-mzc_coordinator_detach(int code, Datum arg)
-{
-	MzcWorkerStatus *ws = worker_status;
-
-	SpinLockAcquire(&ws->mutex);
-	if (ws->coordinator_pid == MyProcPid)
-	{
-		ws->coordinator_pid = 0;
-		ws->state = MZC_WORKER_STOPPED;
-	}
-	SpinLockRelease(&ws->mutex);
-}
 
 /*
  * Claim the single coordinator slot; false if another coordinator runs.
@@ -538,7 +535,7 @@ mzcoord_coordinator_main(Datum main_arg)
 		/* Another coordinator runs (a restarted launcher raced it): leave. */
 		proc_exit(0);
 	}
-	on_shmem_exit(mzc_coordinator_detach, (Datum) 0);
+	on_shmem_exit(mzc_worker_detach, BoolGetDatum(true));
 
 	mzc_connect(mzcoord_database, "mzcoord coordinator");
 
