@@ -36,6 +36,7 @@
 #include "bootstrap.h"
 #include "controller.h"
 #include "ids.h"
+#include "lease.h"
 #include "oracle.h"
 #include "publish.h"
 #include "settings.h"
@@ -60,8 +61,9 @@ static MzcPersistRow *pending_rows = NULL;
 static int	npending_rows = 0;
 
 /*
- * Durable since of a slot: meet of its implied capability and the holds
- * its dependents keep on it.  min_dep_hold may be NULL (no dependents).
+ * Durable since of a slot: meet of its implied capability, the holds its
+ * dependents keep on it and its active leases.  min_dep_hold may be NULL
+ * (no dependents).
  */
 static mzc_frontier
 durable_since(int32 slot, const mzc_frontier *min_dep_hold)
@@ -70,6 +72,8 @@ durable_since(int32 slot, const mzc_frontier *min_dep_hold)
 
 	if (min_dep_hold != NULL)
 		f = mzc_frontier_meet(f, min_dep_hold[slot]);
+	/* Nor beyond an active lease, which a restart must find protected. */
+	f = mzc_frontier_meet(f, mzcoord_lease_limit_locked(slot));
 	return f;
 }
 
@@ -414,6 +418,8 @@ mzcoord_controller_tick(void)
 
 	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
 	mzcoord_ctl->table_upper = table_upper;
+	/* Leases past their expiry stop holding (lease.c). */
+	(void) mzcoord_lease_tick_locked(now);
 	any_deps = advance_tables_locked(table_upper);
 	if (any_deps)
 	{
