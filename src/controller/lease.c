@@ -207,6 +207,8 @@ mzcoord_lease_shmem_init(void)
 	{
 		lease_area->capacity = lease_capacity();
 		memset(leases, 0, sizeof(MzcLease) * lease_area->capacity);
+		for (int32 i = 0; i < lease_area->capacity; i++)
+			leases[i].reader = -1;
 		mzc_shard_init(&lease_area->shard, lease_readers, lease_area->capacity,
 					   mzc_frontier_at(0));
 	}
@@ -734,6 +736,8 @@ void
 mzcoord_lease_boot_install_locked(void)
 {
 	memset(leases, 0, sizeof(MzcLease) * lease_area->capacity);
+	for (int32 i = 0; i < lease_area->capacity; i++)
+		leases[i].reader = -1;
 	mzc_shard_init(&lease_area->shard, lease_readers, lease_area->capacity,
 				   mzc_frontier_at(0));
 	nlease_ops = 0;				/* (the coordinator has none) */
@@ -1016,13 +1020,14 @@ create_take_locked(const char *name, Oid role, int32 *slots, int n,
 		return -1;
 	for (int i = 0; i < n; i++)
 		times[i] = c->at;
-	if (leases[entry].reader >= 0)
-		lease_readers[leases[entry].reader].in_use = false;
 	if (!mzcoord_acquire_holds_locked(slots, times, n, now, &c->hf))
 	{
 		c->no_holds = true;
 		return -1;
 	}
+	/* The reader of an entry of an older incarnation is stale too. */
+	if (leases[entry].in_use && leases[entry].reader >= 0)
+		lease_readers[leases[entry].reader].in_use = false;
 	memset(&leases[entry], 0, sizeof(MzcLease));
 	leases[entry].in_use = true;
 	leases[entry].pending_pid = MyProcPid;

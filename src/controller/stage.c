@@ -441,7 +441,7 @@ mzc_xact_callback(XactEvent event, void *arg)
 				mzcoord_has_write_ts() || mzcoord_lease_pending())
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("cannot prepare a transaction that holds mzcoord read holds, wrote a registered table or changed the mzcoord catalog"),
+						 errmsg("cannot prepare a transaction that holds mzcoord read holds, wrote a registered table, or changed the mzcoord catalog or a lease"),
 						 errhint("Commit or roll back the transaction instead.")));
 			break;
 
