@@ -29,6 +29,7 @@ CREATE INDEX bi_plain_idx ON bi_plain (a);
 CREATE TABLE bi_gone (a int);
 CREATE TABLE public.bi_dropped AS SELECT 'bi.bi_gone'::regclass::oid AS o;
 DROP TABLE bi_gone;
+SELECT mzcoord.create_lease('bi_lease', '{bi.bi_t,bi.bi_s}') > 0 AS leased;
 
 -- The cases: one statement each.  %R, %T, %J and %N in a template are
 -- replaced by each bad relation, time, JSON document and name.
@@ -295,6 +296,32 @@ SELECT count(*) AS templates FROM (SELECT public.bi_add(t) FROM (VALUES
 ('SELECT mzcoord.acquire_read_hold(''{{bi.bi_t}}'')'),
 ('SELECT mzcoord.acquire_read_hold(''{bi.bi_t,bi.bi_t}'') IS NOT NULL'),
 ('SELECT mzcoord.acquire_read_hold(''{bi.bi_t}'', %T) IS NOT NULL'),
+('SELECT mzcoord.create_lease(''bi_l'', ARRAY[%R]::regclass[])'),
+('SELECT mzcoord.create_lease(%N, ''{bi.bi_t}'')'),
+('SELECT mzcoord.create_lease(NULL, NULL, NULL, NULL)'),
+('SELECT mzcoord.create_lease(''bi_l'', NULL)'),
+('SELECT mzcoord.create_lease(''bi_l'', ''{}'')'),
+('SELECT mzcoord.create_lease(''bi_l'', ''{{bi.bi_t}}'')'),
+('SELECT mzcoord.create_lease(''bi_l'', ''{bi.bi_t,bi.bi_t}'')'),
+('SELECT mzcoord.create_lease(''bi_l'', ''{bi.bi_t,bi.bi_s}'')'),
+('SELECT mzcoord.create_lease(''bi_l'', ''{bi.bi_t}'', %T)'),
+('SELECT mzcoord.create_lease(''bi_l'', ''{bi.bi_t}'', NULL, NULL)'),
+('SELECT mzcoord.create_lease(''bi_l'', ''{bi.bi_t}'', NULL, ''1 microsecond'')'),
+('SELECT mzcoord.create_lease(''bi_l'', ''{bi.bi_t}'', NULL, ''178000000 years'')'),
+('SELECT mzcoord.create_lease(''bi_l'', ''{bi.bi_t}'', NULL, ''-178000000 years'')'),
+('SELECT mzcoord.create_lease(''bi_l'', ''{bi.bi_t}'', NULL, ''2147483647 days 2562047788:00:54.775807'')'),
+('SELECT mzcoord.create_lease(''bi_lease'', ''{bi.bi_t}'')'),
+('SELECT mzcoord.renew_lease(%N)'),
+('SELECT mzcoord.renew_lease(''bi_lease'')'),
+('SELECT mzcoord.advance_lease(''bi_lease'', %T)'),
+('SELECT mzcoord.advance_lease(%N, 1)'),
+('SELECT mzcoord.drop_lease(%N)'),
+('SELECT mzcoord.drop_lease(''bi_lease'')'),
+('SELECT mzcoord._lease_write(NULL, NULL, NULL, NULL, NULL, NULL, NULL)'),
+('SELECT mzcoord._lease_write(''bogus'', ''x'', 0, NULL, 0, NULL, NULL)'),
+('SELECT mzcoord._lease_write(''create'', ''bi_lease'', 0, NULL, -1, ''0'', NULL)'),
+('SELECT count(*) >= 0 FROM mzcoord._lease_holds()'),
+('SELECT count(*) >= 0 FROM mzcoord._lease_validate()'),
 ('SELECT mzcoord.select_timestamp(ARRAY[%R]::regclass[]) IS NOT NULL'),
 ('SELECT mzcoord.select_timestamp(''{bi.bi_t}'', NULL) IS NOT NULL'),
 ('SELECT mzcoord.select_timestamp(''{bi.bi_t}'', '''') IS NOT NULL'),
@@ -484,6 +511,7 @@ ROLLBACK;
 SELECT count(*) AS problems FROM mzcoord.check_consistency();
 SELECT name, kind FROM mzcoord.items WHERE schema_name = 'bi' ORDER BY name;
 
+SELECT mzcoord.drop_lease('bi_lease');
 DROP SCHEMA bi CASCADE;
 DROP TABLE public.bi_cases, public.bi_rels, public.bi_times, public.bi_json,
            public.bi_names, public.bi_dropped;

@@ -21,6 +21,7 @@ SELECT mzcoord.create_table('pm.t') IS NOT NULL AS registered;
 INSERT INTO pm.t VALUES (1);
 SELECT mzcoord.create_source('pm.s', 'k int') IS NOT NULL AS source;
 SELECT mzcoord.create_materialized_view('pm.mv', 'SELECT a FROM pm.t') IS NOT NULL AS mv;
+SELECT mzcoord.create_lease('pm_lease', ARRAY['pm.t'::regclass]) > 0 AS leased;
 RESET ROLE;
 SELECT history::text AS hist FROM mzcoord.storage WHERE relation = 'pm.t'::regclass \gset
 SELECT global_id AS t_id FROM mzcoord.storage WHERE relation = 'pm.t'::regclass \gset
@@ -49,6 +50,13 @@ INSERT INTO pm_stmts VALUES
  ('explain_timestamp',  $$SELECT mzcoord.explain_timestamp(ARRAY['pm.t'::regclass])$$),
  ('acquire_read_hold',  $$SELECT mzcoord.acquire_read_hold(ARRAY['pm.t'::regclass])$$),
  ('hold the mv',        $$SELECT mzcoord.acquire_read_hold(ARRAY['pm.mv'::regclass])$$),
+ ('lease t',            $$SELECT mzcoord.create_lease('pm_other', ARRAY['pm.t'::regclass])$$),
+ ('renew the lease',    $$SELECT mzcoord.renew_lease('pm_lease')$$),
+ ('advance the lease',  $$SELECT mzcoord.advance_lease('pm_lease', 9000000000000)$$),
+ ('drop the lease',     $$SELECT mzcoord.drop_lease('pm_lease')$$),
+ ('lease_records',      $$UPDATE mzcoord.lease_records SET expires_at = 'infinity'$$),
+ ('_lease_write',       $$SELECT mzcoord._lease_write('drop', 'pm_lease', 0, NULL, 0, NULL, NULL)$$),
+ ('_check_leases',      $$SELECT * FROM mzcoord._check_leases$$),
  ('compact',            $$SELECT mzcoord.compact('pm.t')$$),
  ('set_retain_history', $$SELECT mzcoord.set_retain_history('pm.t', '1 hour')$$),
  ('drop',               $$SELECT mzcoord.drop('pm.t')$$),
@@ -102,7 +110,8 @@ RESET ROLE;
 -- The harness can tell success: the owner may do what the others may not.
 SET ROLE mzc_pm_owner;
 SELECT pm_run_all(ARRAY['read_at', 'select_timestamp', 'compact', 'set_retain_history',
-                        'insert into t', 'append', 'advance_upper']);
+                        'insert into t', 'append', 'advance_upper', 'lease t',
+                        'renew the lease', 'advance the lease', 'drop the lease']);
 RESET ROLE;
 SELECT what, sqlstate FROM pm_attempts WHERE role = 'mzc_pm_owner' ORDER BY what;
 DELETE FROM pm_attempts WHERE role = 'mzc_pm_owner';
@@ -121,6 +130,7 @@ SELECT what, string_agg(DISTINCT sqlstate, ',') AS sqlstates
 
 SELECT * FROM mzcoord.check_consistency();
 ALTER DATABASE contrib_regression OWNER TO :old_dba;
+SELECT mzcoord.drop_lease('pm_lease');
 DROP SCHEMA pm CASCADE;
 DROP TABLE pm_attempts, pm_stmts;
 DROP FUNCTION pm_run_all(text[]);

@@ -34,6 +34,8 @@ int			mzcoord_ready_timeout = 10000;
 int			mzcoord_max_future = 366 * 24 * 60;
 int			mzcoord_max_holds_per_backend = -1;
 int			mzcoord_max_holds_per_role = -1;
+int			mzcoord_max_leases = 16;
+int			mzcoord_max_lease_ttl = 24 * 3600;
 
 bool		mzcoord_preloaded = false;
 
@@ -116,6 +118,28 @@ define_limit_settings(void)
 							0,
 							NULL, NULL, NULL);
 
+	/*
+	 * Leases (lease.c): superuser-only for the same reason.  A long ttl is
+	 * how an abandoned lease pins history, so it has a ceiling.
+	 */
+	DefineCustomIntVariable("mzcoord.max_leases",
+							"Maximum number of leases one role may own.",
+							"Expired leases count until they are dropped.",
+							&mzcoord_max_leases,
+							16, 0, 1000000,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("mzcoord.max_lease_ttl",
+							"Maximum ttl of a lease.",
+							"A lease that is not renewed within its ttl expires and stops "
+							"protecting history.",
+							&mzcoord_max_lease_ttl,
+							24 * 3600, 1, INT_MAX / 1000,
+							PGC_SUSET,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
 }
 
 /* Operating modes: compaction, read-only, test failpoints. */

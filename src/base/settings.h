@@ -27,6 +27,8 @@ extern int	mzcoord_max_holds_per_role;
 extern bool mzcoord_auto_compact;
 extern bool mzcoord_read_only;
 extern char *mzcoord_failpoint;
+extern int	mzcoord_max_leases;
+extern int	mzcoord_max_lease_ttl;
 
 /* True once _PG_init ran inside shared_preload_libraries processing. */
 extern bool mzcoord_preloaded;

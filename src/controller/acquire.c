@@ -29,6 +29,7 @@
 #include "acquire.h"
 #include "controller.h"
 #include "errors.h"
+#include "lease.h"
 #include "oracle.h"
 #include "readhold.h"
 #include "shmem.h"
@@ -257,14 +258,18 @@ mzcoord_acquire_read_hold(PG_FUNCTION_ARGS)
 /*
  * Make sure this transaction holds relid at a time <= at, taking a hold at
  * `at` if it has none; raises the since violation if at is below the since,
- * 42809 if relid is not a collection.
+ * 42809 if relid is not a collection.  An active lease of the current user
+ * at or below `at` makes the hold unnecessary: returns true then, and the
+ * caller must call mzcoord_ctl_check_read() once it has its snapshot, as
+ * the lease may expire or be dropped at any moment.
  */
-void
+bool
 mzcoord_ctl_hold_for_read(Oid relid, mzc_ts at)
 {
 	MzcTarget	t;
 	int			bad;
 	bool		covered = false;
+	bool		leased = false;
 	bool		violation = false;
 	bool		nospace = false;
 	MzcHoldFailure hf = {0};
@@ -285,6 +290,9 @@ mzcoord_ctl_hold_for_read(Oid relid, mzc_ts at)
 		/* An existing hold of this transaction at or below `at` protects it. */
 		covered = mzcoord_local_holds_cover(pg_atomic_read_u64(&mzcoord_ctl->epoch),
 											t.slot, at);
+		if (!covered)
+			leased = covered = mzcoord_lease_covers_locked(t.slot, at,
+														   GetUserId(), now);
 		violation = !covered && !mzc_frontier_le_ts(t.since, at);
 		if (!covered && !violation)
 			nospace = !mzcoord_acquire_holds_locked(&t.slot, &at, 1, now, &hf);
@@ -297,4 +305,31 @@ mzcoord_ctl_hold_for_read(Oid relid, mzc_ts at)
 		mzcoord_report_targets_violation(&t, 1, at);
 	if (nospace)
 		mzcoord_report_no_hold_space(&hf);
+	return leased;
+}
+
+/*
+ * A read protected by a lease rather than by a hold of its own: is the
+ * since still at or below `at`, now that the read has its snapshot?  The
+ * since never goes back and compaction never passes it, so every
+ * compaction the snapshot can see stopped at or below `at`, and those
+ * committed later are invisible to it: the read is exact even if the lease
+ * expires or is dropped from now on.  Otherwise the lease went before the
+ * snapshot was taken, and the read is refused as a since violation.
+ */
+void
+mzcoord_ctl_check_read(Oid relid, mzc_ts at)
+{
+	MzcTarget	t;
+	int			bad;
+
+	memset(&t, 0, sizeof(t));
+	t.relid = relid;
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	bad = mzcoord_resolve_targets_locked(&t, 1, mzcoord_ctl->table_upper);
+	LWLockRelease(mzcoord_ctl->lock);
+	if (bad >= 0)
+		mzcoord_report_not_registered(relid);
+	if (!mzc_frontier_le_ts(t.since, at))
+		mzcoord_report_targets_violation(&t, 1, at);
 }

@@ -42,7 +42,13 @@ extern char *mzcoord_qualified_relname(Oid relid);
 extern void mzcoord_report_not_registered(Oid relid);
 extern void mzcoord_report_targets_violation(MzcTarget *t, int n, mzc_ts ts);
 
-/* The data plane: hold relid at `at` for a read in this transaction. */
-extern void mzcoord_ctl_hold_for_read(Oid relid, mzc_ts at);
+/*
+ * The data plane: hold relid at `at` for a read in this transaction
+ * (returns true if an active lease of the caller holds it instead), and
+ * check after taking the read's snapshot that the since is still at or
+ * below `at`.
+ */
+extern bool mzcoord_ctl_hold_for_read(Oid relid, mzc_ts at);
+extern void mzcoord_ctl_check_read(Oid relid, mzc_ts at);
 
 #endif							/* MZCOORD_ACQUIRE_H */

@@ -35,6 +35,7 @@
 #include "controller.h"
 #include "failpoint.h"
 #include "ids.h"
+#include "lease.h"
 #include "oracle.h"
 #include "publish.h"
 #include "collections.h"
@@ -58,6 +59,7 @@ typedef struct MzcBootRow
 	int64		inputs[MZC_MAX_INPUTS];
 	int32		slot;			/* once created */
 	int32		dataflow;		/* index into the as-of dataflows, or -1 */
+	bool		leased;			/* since lowered to an active lease */
 } MzcBootRow;
 
 /*
@@ -231,6 +233,26 @@ boot_select_as_ofs(MzcBootRow *rows, int n)
 }
 
 /*
+ * A table or source starts at meet(catalog since, its active leases): the
+ * lease records are durable holds of their own (lease.c).  Such a since is
+ * written back to the catalog by the next tick.
+ */
+static void
+boot_apply_leases(MzcBootRow *rows, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		mzc_frontier since;
+
+		if (rows[i].kind != MZC_KIND_TABLE && rows[i].kind != MZC_KIND_SOURCE)
+			continue;
+		since = mzcoord_lease_boot_since(rows[i].gid, rows[i].since);
+		rows[i].leased = mzc_frontier_lt(since, rows[i].since);
+		rows[i].since = since;
+	}
+}
+
+/*
  * Build the controller from the catalog rows; caller holds the lock
  * exclusively.  On failure the controller is left empty and not ready.
  */
@@ -284,7 +306,7 @@ boot_build_locked(MzcBootRow *rows, int n, mzc_ts table_upper, Oid ext,
 											   deps, k, &rows[i].slot, err))
 					return false;
 			}
-			mzcoord_ctl_info[rows[i].slot].persisted = true;
+			mzcoord_ctl_info[rows[i].slot].persisted = !rows[i].leased;
 			mzcoord_ctl_info[rows[i].slot].persisted_at = GetCurrentTimestamp();
 			mzcoord_ctl_info[rows[i].slot].durable_since = rows[i].since;
 			mzcoord_ctl_info[rows[i].slot].durable_upper = rows[i].upper;
@@ -292,6 +314,9 @@ boot_build_locked(MzcBootRow *rows, int n, mzc_ts table_upper, Oid ext,
 			done++;
 		}
 	}
+
+	/* The leases' counts, before anything can move a since (lease.c). */
+	mzcoord_lease_boot_install_locked();
 
 	/* Policies only once every collection and its holds exist (I5). */
 	for (int i = 0; i < n; i++)
@@ -375,6 +400,7 @@ mzcoord_ctl_bootstrap(Oid ext)
 		rows = boot_read_catalog(&n);
 		/* Test only: a crash in the middle of a bootstrap. */
 		mzcoord_failpoint_check("bootstrap");
+		mzcoord_lease_boot_read(start);
 		PopActiveSnapshot();
 
 		/*
@@ -390,6 +416,7 @@ mzcoord_ctl_bootstrap(Oid ext)
 		table_upper = mzcoord_oracle_tick();
 
 		boot_select_as_ofs(rows, n);
+		boot_apply_leases(rows, n);
 
 		LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
 		if (mzcoord_ctl->publications == seq || attempt >= 100)

@@ -1,17 +1,48 @@
 /*-------------------------------------------------------------------------
  *
  * lease.c
- *	  Leases: the hook through which client leases limit compaction bounds.
+ *	  Leases (issue 11): durable read protection of tables and sources for
+ *	  clients outside any one transaction, with an expiry so that an
+ *	  abandoned lease cannot pin history forever.
  *
- * A lease (reference D5, D8: a client read requirement) will protect a
- * collection at a time for a client, durably and across restarts, and so
- * limits the compaction bound the tick publishes for it (tick.c calls
- * mzcoord_lease_limit_locked for every collection it publishes).  Leases
- * arrive with the lease module (mzcoord.create_lease and friends); until
- * then no slot has a lease and the limit is the empty frontier, which limits
- * nothing.  Whoever changes a lease marks the slot with
- * mzcoord_ctl_mark_recheck (controller.h, under the exclusive lock) so that
- * the next tick computes its proposal again and publishes it if it moved.
+ * State.  The durable record is a row of mzcoord.lease_records, written
+ * through mzcoord._lease_write() (SECURITY DEFINER, not executable by
+ * PUBLIC; called here through fmgr after the checks made as the caller).
+ * In shared memory each lease is an MzcLease entry plus a leased reader of
+ * the core's shard model (critical.c, reference K6/K7), which keeps its
+ * heartbeat and ttl: renewing is a heartbeat, advancing a leased downgrade
+ * (never backwards), and the tick's mzc_shard_expire() decides expiry.  The
+ * core's shard since is not used (a lease holds collections, not a shard);
+ * the protection is the lease's counts in the collections' counted
+ * frontiers (collections.c), which is what keeps the since and therefore
+ * compaction back.  holds.c's token model is not used: its issuer applies
+ * batches to bare counted frontiers, bypassing the collections' implied
+ * capabilities, sinces and dirty lists that mzc_coll_acquire() maintains.
+ *
+ * Handover.  A call that creates, renews or advances a lease first takes
+ * transaction holds at the lease's time, as acquire_read_hold does, and
+ * writes the record; at COMMIT, in the critical section in which publish.c
+ * releases the transaction's holds, the lease's counts are installed (or
+ * moved) before those holds go, so no instant leaves the relations
+ * unprotected.  Nothing of a lease changes in shared memory before COMMIT,
+ * and an abort leaves nothing.  Pool nodes and the entry are reserved in
+ * the call, so COMMIT cannot run out of them; it never raises.
+ *
+ * Expiry.  A lease is expired once now > heartbeat + ttl.  From that
+ * instant nothing honours it: read_at coverage, renew and advance look at
+ * the clock, not at the tick.  Its counts are released by the next tick
+ * (mzcoord_lease_tick_locked), so the since and compaction may stay back
+ * at most one tick interval longer, never shorter.  A renew that started
+ * before the expiry and commits after it installs the counts again: its
+ * transaction holds kept the relations at held_at in between.
+ *
+ * Restarts.  The coordinator's bootstrap reads the records, starts each
+ * leased collection at meet(its catalog since, the times of its active
+ * leases) and installs their counts before the controller is ready.  The
+ * tick keeps the durable since of a leased collection at the lease
+ * (tick.c), and a bootstrap covers a crash between a lease's commit and
+ * that tick: compaction never passed the live since, which the lease's
+ * transaction holds kept at or below held_at.
  *
  * IDENTIFICATION
  *	  src/controller/lease.c
@@ -20,12 +51,1468 @@
  */
 #include "postgres.h"
 
-#include "controller.h"
-#include "lease.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/objectaddress.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "parser/parse_func.h"
+#include "storage/shmem.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
 
+#include "collections.h"
+#include "controller.h"
+#include "errors.h"
+#include "ids.h"
+#include "lease.h"
+#include "readhold.h"
+#include "settings.h"
+#include "shmem.h"
+#include "critical.h"
+#include "frontier.h"
+
+PG_FUNCTION_INFO_V1(mzcoord_create_lease);
+PG_FUNCTION_INFO_V1(mzcoord_renew_lease);
+PG_FUNCTION_INFO_V1(mzcoord_advance_lease);
+PG_FUNCTION_INFO_V1(mzcoord_drop_lease);
+PG_FUNCTION_INFO_V1(mzcoord_lease_holds);
+PG_FUNCTION_INFO_V1(mzcoord_lease_validate);
+
+/* At most this many relations per lease. */
+#define MZC_LEASE_MAX_RELS 32
+
+#define LEASE_MS_PER_DAY INT64CONST(86400000)
+
+/*
+ * One lease in shared memory.  All fields: the controller lock.  An entry
+ * is in use from the call that creates it (committed false, pending_pid
+ * its backend) until the COMMIT of its drop.
+ */
+typedef struct MzcLease
+{
+	bool		in_use;
+	bool		committed;		/* its record is committed */
+	bool		counted;		/* its counts are in the core */
+	int			pending_pid;	/* !committed: the creating backend */
+	uint64		epoch;			/* controller incarnation of its slots */
+	char		name[NAMEDATALEN];
+	Oid			owner;
+	int32		nrels;
+	int32		slots[MZC_LEASE_MAX_RELS];	/* -1: not held (gone) */
+	int64		gids[MZC_LEASE_MAX_RELS];
+	mzc_ts		held_at;
+	int64		ttl_ms;
+	int64		expires_ms;		/* heartbeat + ttl, ms since 2000 */
+	int32		reader;			/* its leased reader, or -1 */
+	TimestampTz created_at;
+} MzcLease;
+
+/* The area: this header, then MzcLease[capacity], then the readers. */
+typedef struct MzcLeaseArea
+{
+	int32		capacity;		/* fixed at startup */
+	mzc_shard	shard;			/* leased readers, one per counted lease */
+} MzcLeaseArea;
+
+static MzcLeaseArea *lease_area = NULL;
+static MzcLease *leases = NULL;
+static mzc_shard_reader *lease_readers = NULL;
+
+/* A change of a lease made by this transaction, applied at COMMIT. */
+typedef enum MzcLeaseOpKind
+{
+	MZC_LEASE_CREATE,
+	MZC_LEASE_RENEW,
+	MZC_LEASE_ADVANCE,
+	MZC_LEASE_DROP
+} MzcLeaseOpKind;
+
+typedef struct MzcLeaseOp
+{
+	MzcLeaseOpKind kind;
+	int			nest_level;
+	uint64		epoch;
+	int32		entry;
+	int32		nodes;			/* pool nodes reserved for it */
+	mzc_ts		at;				/* CREATE, ADVANCE */
+	int64		expires_ms;		/* CREATE, RENEW */
+} MzcLeaseOp;
+
+/* This transaction's lease changes, in TopMemoryContext. */
+static MzcLeaseOp *lease_ops = NULL;
+static int	nlease_ops = 0;
+static int	maxlease_ops = 0;
+
+/* Records read by a bootstrap, until it installs them. */
+typedef struct MzcLeaseBoot
+{
+	char		name[NAMEDATALEN];
+	Oid			owner;
+	int32		ngids;
+	int64		gids[MZC_LEASE_MAX_RELS];
+	mzc_ts		held_at;
+	int64		ttl_ms;
+	int64		expires_ms;
+	TimestampTz created_at;
+	bool		active;
+} MzcLeaseBoot;
+
+static MzcLeaseBoot *boot_leases = NULL;
+static int	nboot_leases = 0;
+
+/* ----------------------------------------------------------------
+ * Shared memory and small helpers
+ * ----------------------------------------------------------------
+ */
+
+/* Leases in shared memory: a sixteenth of the hold entries, at least 64. */
+static int32
+lease_capacity(void)
+{
+	return Max(64, mzcoord_max_holds / 16);
+}
+
+Size
+mzcoord_lease_shmem_size(void)
+{
+	Size		size = MAXALIGN(sizeof(MzcLeaseArea));
+
+	size = add_size(size, MAXALIGN(mul_size(lease_capacity(), sizeof(MzcLease))));
+	size = add_size(size, MAXALIGN(mul_size(lease_capacity(),
+											sizeof(mzc_shard_reader))));
+	return size;
+}
+
+void
+mzcoord_lease_shmem_init(void)
+{
+	bool		found;
+	char	   *p;
+
+	lease_area = ShmemInitStruct("mzcoord leases", mzcoord_lease_shmem_size(),
+								 &found);
+	p = (char *) lease_area + MAXALIGN(sizeof(MzcLeaseArea));
+	leases = (MzcLease *) p;
+	p += MAXALIGN(sizeof(MzcLease) * lease_capacity());
+	lease_readers = (mzc_shard_reader *) p;
+	if (!found)
+	{
+		lease_area->capacity = lease_capacity();
+		memset(leases, 0, sizeof(MzcLease) * lease_area->capacity);
+		for (int32 i = 0; i < lease_area->capacity; i++)
+			leases[i].reader = -1;
+		mzc_shard_init(&lease_area->shard, lease_readers, lease_area->capacity,
+					   mzc_frontier_at(0));
+	}
+}
+
+/* Milliseconds since 2000-01-01, the leases' clock. */
+static int64
+ts_ms(TimestampTz t)
+{
+	return (int64) (t / 1000);
+}
+
+static TimestampTz
+ms_ts(int64 ms)
+{
+	return (TimestampTz) ms * 1000;
+}
+
+static uint64
+ctl_epoch(void)
+{
+	return pg_atomic_read_u64(&mzcoord_ctl->epoch);
+}
+
+/*
+ * Is the lease past its expiry at now_ms (critical.c's rule for leased
+ * readers: heartbeat + lease < now)?  An entry without a reader is.
+ */
+static bool
+lease_expired(const MzcLease *l, int64 now_ms)
+{
+	const mzc_shard_reader *r;
+
+	if (l->reader < 0)
+		return true;
+	r = &lease_readers[l->reader];
+	return !r->in_use || r->last_heartbeat_ms < now_ms - r->lease_ms;
+}
+
+/* The entry of lease `name` visible to this backend, or -1. */
+static int32
+find_lease_locked(const char *name)
+{
+	for (int32 i = 0; i < lease_area->capacity; i++)
+	{
+		MzcLease   *l = &leases[i];
+
+		if (l->in_use && l->epoch == ctl_epoch() &&
+			(l->committed || l->pending_pid == MyProcPid) &&
+			strcmp(l->name, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* Leases (committed or being created) owned by role. */
+static int32
+role_leases_locked(Oid role)
+{
+	int32		n = 0;
+
+	for (int32 i = 0; i < lease_area->capacity; i++)
+		if (leases[i].in_use && leases[i].epoch == ctl_epoch() &&
+			leases[i].owner == role)
+			n++;
+	return n;
+}
+
+/* Make room for one more op before the lock is taken. */
+static void
+reserve_op(void)
+{
+	if (nlease_ops < maxlease_ops)
+		return;
+	maxlease_ops = Max(8, maxlease_ops * 2);
+	if (lease_ops == NULL)
+		lease_ops = MemoryContextAlloc(TopMemoryContext,
+									   sizeof(MzcLeaseOp) * maxlease_ops);
+	else
+		lease_ops = repalloc(lease_ops, sizeof(MzcLeaseOp) * maxlease_ops);
+}
+
+static void
+record_op(MzcLeaseOpKind kind, int32 entry, int32 nodes, mzc_ts at,
+		  int64 expires_ms)
+{
+	MzcLeaseOp *op = &lease_ops[nlease_ops++];
+
+	op->kind = kind;
+	op->nest_level = GetCurrentTransactionNestLevel();
+	op->epoch = ctl_epoch();
+	op->entry = entry;
+	op->nodes = nodes;
+	op->at = at;
+	op->expires_ms = expires_ms;
+}
+
+/*
+ * The time lease `entry` holds once this transaction's earlier ops are
+ * applied: its latest staged advance, or its committed time.
+ */
+static mzc_ts
+effective_held_at(int32 entry)
+{
+	for (int i = nlease_ops - 1; i >= 0; i--)
+		if (lease_ops[i].entry == entry &&
+			(lease_ops[i].kind == MZC_LEASE_ADVANCE ||
+			 lease_ops[i].kind == MZC_LEASE_CREATE))
+			return lease_ops[i].at;
+	return leases[entry].held_at;
+}
+
+/* ----------------------------------------------------------------
+ * Counts in the core
+ * ----------------------------------------------------------------
+ */
+
+/* Problems of COMMIT and the tick are logged and make the tick rebuild. */
+static void
+core_failed(const char *what, const MzcLease *l, const mzc_error *err)
+{
+	elog(WARNING, "mzcoord: could not %s lease \"%s\": %s; the controller will be rebuilt from the catalog",
+		 what, l->name, err->message);
+	mzcoord_ctl->rebootstrap = true;
+}
+
+/*
+ * Install the lease's counts at held_at on every slot the backend holds
+ * there (a slot it does not hold any more is given up), and give it a
+ * leased reader with its heartbeat.  Caller holds the lock exclusively.
+ */
+static void
+install_counts_locked(int32 entry, bool need_local_hold)
+{
+	MzcLease   *l = &leases[entry];
+	mzc_error	err;
+	int32		reader;
+
+	for (int i = 0; i < l->nrels; i++)
+	{
+		if (l->slots[i] < 0)
+			continue;
+		if (need_local_hold &&
+			!mzcoord_local_holds_cover(l->epoch, l->slots[i], l->held_at))
+		{
+			l->slots[i] = -1;
+			continue;
+		}
+		if (mzc_coll_acquire(&mzcoord_ctl->colls, l->slots[i], l->held_at,
+							 NULL, &err) != MZC_OK)
+		{
+			core_failed("install", l, &err);
+			l->slots[i] = -1;
+			continue;
+		}
+		mzcoord_ctl_mark_recheck(l->slots[i]);
+	}
+	l->counted = true;
+	if (mzc_shard_register_leased(&lease_area->shard, entry,
+								  l->expires_ms - l->ttl_ms, l->ttl_ms,
+								  &reader, &err) != MZC_OK ||
+		mzc_shard_leased_downgrade(&lease_area->shard, reader,
+								   mzc_frontier_at(l->held_at),
+								   l->expires_ms - l->ttl_ms, &err) != MZC_OK)
+	{
+		core_failed("register", l, &err);
+		l->reader = -1;
+	}
+	else
+		l->reader = reader;
+}
+
+/* Release the lease's counts and its reader; caller holds the lock. */
+static void
+release_counts_locked(int32 entry)
+{
+	MzcLease   *l = &leases[entry];
+	mzc_error	err;
+
+	if (l->counted)
+		for (int i = 0; i < l->nrels; i++)
+		{
+			if (l->slots[i] < 0)
+				continue;
+			if (mzc_coll_release(&mzcoord_ctl->colls, l->slots[i], l->held_at,
+								 NULL, &err) != MZC_OK)
+				core_failed("release", l, &err);
+			mzcoord_ctl_mark_recheck(l->slots[i]);
+		}
+	l->counted = false;
+
+	/*
+	 * critical.c has no deregistration of a leased reader (persist only
+	 * expires them): free it here, as mzc_shard_expire() would.
+	 */
+	if (l->reader >= 0)
+		lease_readers[l->reader].in_use = false;
+	l->reader = -1;
+}
+
+/* Move the counts from held_at to `at` (never back); caller holds the lock. */
+static void
+advance_counts_locked(int32 entry, mzc_ts at)
+{
+	MzcLease   *l = &leases[entry];
+	mzc_error	err;
+
+	if (l->counted)
+	{
+		for (int i = 0; i < l->nrels; i++)
+		{
+			if (l->slots[i] < 0)
+				continue;
+			if (mzc_coll_downgrade(&mzcoord_ctl->colls, l->slots[i], l->held_at,
+								   mzc_frontier_at(at), NULL, &err) != MZC_OK)
+			{
+				core_failed("advance", l, &err);
+				l->slots[i] = -1;
+			}
+			else
+				mzcoord_ctl_mark_recheck(l->slots[i]);
+		}
+		if (l->reader >= 0 && lease_readers[l->reader].in_use)
+			(void) mzc_shard_leased_downgrade(&lease_area->shard, l->reader,
+											  mzc_frontier_at(at),
+											  l->expires_ms - l->ttl_ms, &err);
+	}
+	l->held_at = at;
+}
+
+static void
+free_entry_locked(int32 entry)
+{
+	release_counts_locked(entry);
+	memset(&leases[entry], 0, sizeof(MzcLease));
+	leases[entry].reader = -1;
+}
+
+/* ----------------------------------------------------------------
+ * The transaction: COMMIT, ABORT and savepoints
+ * ----------------------------------------------------------------
+ */
+
+bool
+mzcoord_lease_pending(void)
+{
+	return nlease_ops > 0;
+}
+
+static void
+apply_op_locked(const MzcLeaseOp *op)
+{
+	MzcLease   *l = &leases[op->entry];
+
+	switch (op->kind)
+	{
+		case MZC_LEASE_CREATE:
+			l->committed = true;
+			l->pending_pid = 0;
+			l->held_at = op->at;
+			l->expires_ms = op->expires_ms;
+			install_counts_locked(op->entry, true);
+			break;
+		case MZC_LEASE_RENEW:
+			l->expires_ms = op->expires_ms;
+			if (l->counted && l->reader >= 0 && lease_readers[l->reader].in_use)
+				(void) mzc_shard_heartbeat(&lease_area->shard, l->reader,
+										   op->expires_ms - l->ttl_ms, NULL);
+			else
+			{
+				/* Expired since the call: the transaction held it meanwhile. */
+				release_counts_locked(op->entry);
+				install_counts_locked(op->entry, true);
+			}
+			break;
+		case MZC_LEASE_ADVANCE:
+			advance_counts_locked(op->entry, op->at);
+			break;
+		case MZC_LEASE_DROP:
+			free_entry_locked(op->entry);
+			break;
+	}
+}
+
+/*
+ * COMMIT (publish.c, in the critical section that then releases the
+ * transaction's holds): apply this transaction's lease changes.  Never
+ * raises.  Changes made for an older controller incarnation are not
+ * applied: a rebuild reads the committed records again.
+ */
+void
+mzcoord_lease_commit_locked(void)
+{
+	for (int i = 0; i < nlease_ops; i++)
+	{
+		MzcLeaseOp *op = &lease_ops[i];
+
+		if (op->epoch != ctl_epoch())
+		{
+			mzcoord_ctl->rebootstrap = true;
+			continue;
+		}
+		mzcoord_ctl->reserved_nodes -= op->nodes;
+		apply_op_locked(op);
+	}
+	nlease_ops = 0;
+}
+
+/* Undo ops[from..] (their reservations and entries being created). */
+static void
+undo_ops_locked(int from)
+{
+	for (int i = nlease_ops - 1; i >= from; i--)
+	{
+		MzcLeaseOp *op = &lease_ops[i];
+
+		if (op->epoch != ctl_epoch())
+			continue;
+		mzcoord_ctl->reserved_nodes -= op->nodes;
+		if (op->kind == MZC_LEASE_CREATE)
+			free_entry_locked(op->entry);
+	}
+	nlease_ops = from;
+}
+
+void
+mzcoord_lease_abort(void)
+{
+	if (nlease_ops == 0)
+		return;
+	if (mzcoord_ctl != NULL && lease_area != NULL)
+	{
+		LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+		undo_ops_locked(0);
+		LWLockRelease(mzcoord_ctl->lock);
+	}
+	nlease_ops = 0;
+}
+
+/* A savepoint ends: its ops go to the parent, or are undone. */
+void
+mzcoord_lease_subxact(int level, bool commit)
+{
+	int			keep = 0;
+
+	if (nlease_ops == 0)
+		return;
+	if (commit)
+	{
+		for (int i = 0; i < nlease_ops; i++)
+			if (lease_ops[i].nest_level >= level)
+				lease_ops[i].nest_level = level - 1;
+		return;
+	}
+	/* Ops are in call order, so a savepoint's ops are a suffix. */
+	while (keep < nlease_ops && lease_ops[keep].nest_level < level)
+		keep++;
+	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+	undo_ops_locked(keep);
+	LWLockRelease(mzcoord_ctl->lock);
+}
+
+/* ----------------------------------------------------------------
+ * The tick, compaction bounds and read_at
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Release the counts of every lease whose expiry passed (K6: the shard
+ * removes readers whose heartbeat + lease < now); the collections are
+ * marked for the tick to look at.  Caller holds the lock exclusively.
+ * Returns the number of leases released.
+ */
+int
+mzcoord_lease_tick_locked(TimestampTz now)
+{
+	int			n = 0;
+
+	if (lease_area == NULL)
+		return 0;
+	(void) mzc_shard_expire(&lease_area->shard, ts_ms(now));
+	for (int32 i = 0; i < lease_area->capacity; i++)
+	{
+		MzcLease   *l = &leases[i];
+
+		if (!l->in_use || !l->committed || !l->counted ||
+			l->epoch != ctl_epoch())
+			continue;
+		if (l->reader >= 0 && lease_readers[l->reader].in_use)
+			continue;
+		release_counts_locked(i);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The meet of the times of the active leases on a slot ({} when none);
+ * caller holds the controller lock.
+ */
 mzc_frontier
 mzcoord_lease_limit_locked(int32 slot)
 {
-	(void) slot;
-	return mzc_frontier_empty();
+	mzc_frontier f = mzc_frontier_empty();
+	int64		now_ms = ts_ms(GetCurrentTimestamp());
+
+	if (lease_area == NULL)
+		return f;
+	for (int32 i = 0; i < lease_area->capacity; i++)
+	{
+		MzcLease   *l = &leases[i];
+
+		if (!l->in_use || !l->committed || !l->counted ||
+			l->epoch != ctl_epoch() || lease_expired(l, now_ms))
+			continue;
+		for (int r = 0; r < l->nrels; r++)
+			if (l->slots[r] == slot)
+				f = mzc_frontier_meet(f, mzc_frontier_at(l->held_at));
+	}
+	return f;
+}
+
+/*
+ * Does an active lease of role hold slot at or before `at`?  A lease past
+ * its expiry does not, even before the tick released it.  Caller holds the
+ * lock.
+ */
+bool
+mzcoord_lease_covers_locked(int32 slot, mzc_ts at, Oid role, TimestampTz now)
+{
+	if (lease_area == NULL)
+		return false;
+	for (int32 i = 0; i < lease_area->capacity; i++)
+	{
+		MzcLease   *l = &leases[i];
+
+		if (!l->in_use || !l->committed || !l->counted || l->owner != role ||
+			l->epoch != ctl_epoch() || l->held_at > at ||
+			lease_expired(l, ts_ms(now)))
+			continue;
+		for (int r = 0; r < l->nrels; r++)
+			if (l->slots[r] == slot)
+				return true;
+	}
+	return false;
+}
+
+/* ----------------------------------------------------------------
+ * Bootstrap
+ * ----------------------------------------------------------------
+ */
+
+static const char *const boot_lease_query =
+"SELECT l.name, l.owner::pg_catalog.oid, l.global_ids, l.held_at,"
+"       (pg_catalog.extract('epoch', l.ttl) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8,"
+"       l.expires_at, l.created_at"
+"  FROM mzcoord.lease_records l";
+
+/*
+ * Read every lease record (inside the bootstrap's snapshot, SPI
+ * connected); mzcoord_lease_boot_install_locked() installs them.
+ */
+void
+mzcoord_lease_boot_read(TimestampTz now)
+{
+	uint64		n;
+
+	if (SPI_execute(boot_lease_query, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "mzcoord: could not read the lease records");
+	n = SPI_processed;
+	boot_leases = palloc0(sizeof(MzcLeaseBoot) * Max(n, 1));
+	nboot_leases = (int) n;
+	for (uint64 r = 0; r < n; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MzcLeaseBoot *b = &boot_leases[r];
+		bool		isnull;
+		Datum	   *elems;
+		bool	   *nulls;
+		int			ne;
+
+		strlcpy(b->name, SPI_getvalue(tup, desc, 1), NAMEDATALEN);
+		b->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
+		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tup, desc, 3, &isnull)),
+						  TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &ne);
+		for (int i = 0; i < ne && b->ngids < MZC_LEASE_MAX_RELS; i++)
+			if (!nulls[i] &&
+				mzcoord_parse_gid(TextDatumGetCString(elems[i]), &b->gids[b->ngids]))
+				b->ngids++;
+		b->held_at = DatumGetInt64(SPI_getbinval(tup, desc, 4, &isnull));
+		b->ttl_ms = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
+		b->expires_ms = ts_ms(DatumGetTimestampTz(SPI_getbinval(tup, desc, 6, &isnull)));
+		b->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 7, &isnull));
+		b->active = ts_ms(now) <= b->expires_ms && b->ttl_ms > 0;
+	}
+}
+
+/*
+ * Where a table or source starts after a bootstrap: its catalog since, met
+ * with the times of its active leases (see the head of this file).
+ */
+mzc_frontier
+mzcoord_lease_boot_since(int64 gid, mzc_frontier since)
+{
+	for (int i = 0; i < nboot_leases; i++)
+	{
+		if (!boot_leases[i].active || since.empty)
+			continue;
+		for (int g = 0; g < boot_leases[i].ngids; g++)
+			if (boot_leases[i].gids[g] == gid)
+				since = mzc_frontier_meet(since,
+										  mzc_frontier_at(boot_leases[i].held_at));
+	}
+	return since;
+}
+
+/*
+ * Rebuild the area from the records read, installing the counts of the
+ * active leases; caller holds the lock exclusively, after the collections
+ * were created (at most at their leases' times) and before the controller
+ * is ready.
+ */
+void
+mzcoord_lease_boot_install_locked(void)
+{
+	memset(leases, 0, sizeof(MzcLease) * lease_area->capacity);
+	for (int32 i = 0; i < lease_area->capacity; i++)
+		leases[i].reader = -1;
+	mzc_shard_init(&lease_area->shard, lease_readers, lease_area->capacity,
+				   mzc_frontier_at(0));
+	nlease_ops = 0;				/* (the coordinator has none) */
+	for (int i = 0; i < nboot_leases && i < lease_area->capacity; i++)
+	{
+		MzcLeaseBoot *b = &boot_leases[i];
+		MzcLease   *l = &leases[i];
+
+		l->in_use = true;
+		l->committed = true;
+		l->epoch = ctl_epoch();
+		strlcpy(l->name, b->name, NAMEDATALEN);
+		l->owner = b->owner;
+		l->nrels = b->ngids;
+		l->held_at = b->held_at;
+		l->ttl_ms = b->ttl_ms;
+		l->expires_ms = b->expires_ms;
+		l->created_at = b->created_at;
+		l->reader = -1;
+		for (int g = 0; g < b->ngids; g++)
+		{
+			int32		slot = mzcoord_ctl_slot_of_gid(b->gids[g]);
+
+			l->gids[g] = b->gids[g];
+			if (slot >= 0 && (mzcoord_ctl_info[slot].kind == MZC_KIND_TABLE ||
+							  mzcoord_ctl_info[slot].kind == MZC_KIND_SOURCE) &&
+				mzc_frontier_le_ts(mzc_coll_since(&mzcoord_ctl->colls, slot),
+								   b->held_at))
+				l->slots[g] = slot;
+			else
+				l->slots[g] = -1;
+		}
+		if (b->active)
+			install_counts_locked(i, false);
+	}
+	boot_leases = NULL;
+	nboot_leases = 0;
+}
+
+/* ----------------------------------------------------------------
+ * The durable record
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Call mzcoord._lease_write(op, name, owner, gids, held_at, ttl,
+ * expires_at): SECURITY DEFINER, so the record is written with the
+ * extension owner's rights, after the checks made here as the caller.
+ * fmgr does not check EXECUTE, which PUBLIC lacks.  Returns its result
+ * (for 'lock': whether the record exists, now locked).
+ */
+static bool
+lease_write(const char *op, const char *name, Oid owner, ArrayType *gids,
+			mzc_ts held_at, int64 ttl_ms, TimestampTz expires_at)
+{
+	Oid			argtypes[7] = {TEXTOID, TEXTOID, OIDOID, TEXTARRAYOID,
+	INT8OID, INTERVALOID, TIMESTAMPTZOID};
+	Oid			fnoid;
+	FmgrInfo	flinfo;
+	Interval   *ttl = palloc0(sizeof(Interval));
+	Datum		result;
+
+	LOCAL_FCINFO(fcinfo, 7);
+
+	fnoid = LookupFuncName(list_make2(makeString("mzcoord"),
+									  makeString("_lease_write")),
+						   7, argtypes, false);
+	fmgr_info(fnoid, &flinfo);
+	InitFunctionCallInfoData(*fcinfo, &flinfo, 7, InvalidOid, NULL, NULL);
+	ttl->time = ttl_ms * 1000;
+	fcinfo->args[0].value = CStringGetTextDatum(op);
+	fcinfo->args[1].value = CStringGetTextDatum(name);
+	fcinfo->args[2].value = ObjectIdGetDatum(owner);
+	fcinfo->args[3].value = PointerGetDatum(gids);
+	fcinfo->args[4].value = Int64GetDatum(held_at);
+	fcinfo->args[5].value = IntervalPGetDatum(ttl);
+	fcinfo->args[6].value = TimestampTzGetDatum(expires_at);
+	for (int i = 0; i < 7; i++)
+		fcinfo->args[i].isnull = false;
+	fcinfo->args[3].isnull = gids == NULL;
+	result = FunctionCallInvoke(fcinfo);
+	return !fcinfo->isnull && DatumGetBool(result);
+}
+
+/* ----------------------------------------------------------------
+ * SQL: arguments
+ * ----------------------------------------------------------------
+ */
+
+static char *
+lease_name_arg(FunctionCallInfo fcinfo)
+{
+	char	   *name;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lease name must not be null")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (name[0] == '\0' || strlen(name) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid lease name: \"%s\"", name),
+				 errdetail("A lease name has between 1 and %d bytes.",
+						   NAMEDATALEN - 1)));
+	return name;
+}
+
+/* A ttl in milliseconds, checked against mzcoord.max_lease_ttl. */
+static int64
+lease_ttl_arg(FunctionCallInfo fcinfo, int argno)
+{
+	Interval   *iv;
+	int64		max_ms = (int64) mzcoord_max_lease_ttl * 1000;
+	int64		days;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lease ttl must not be null")));
+	iv = PG_GETARG_INTERVAL_P(argno);
+	days = (int64) iv->day + (int64) iv->month * DAYS_PER_MONTH;
+
+	/* Far beyond any limit either way: refuse before multiplying. */
+	if (days > max_ms / LEASE_MS_PER_DAY + 1 || iv->time / 1000 > max_ms ||
+		days * LEASE_MS_PER_DAY + iv->time / 1000 <= 0 ||
+		days * LEASE_MS_PER_DAY + iv->time / 1000 > max_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid lease ttl: %s",
+						DatumGetCString(DirectFunctionCall1(interval_out,
+															IntervalPGetDatum(iv)))),
+				 errdetail("A lease ttl is positive and at most mzcoord.max_lease_ttl (%d s).",
+						   mzcoord_max_lease_ttl)));
+	return days * LEASE_MS_PER_DAY + iv->time / 1000;
+}
+
+/*
+ * regclass[] -> relation OIDs, each readable by the caller: a lease keeps
+ * history, so only those who may read a relation may lease it.
+ */
+static Oid *
+lease_rels_arg(FunctionCallInfo fcinfo, int *n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	Oid		   *rels;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("relations must not be null")));
+	if (ARR_NDIM(PG_GETARG_ARRAYTYPE_P(1)) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("relations must be given as a one-dimensional array")));
+	deconstruct_array(PG_GETARG_ARRAYTYPE_P(1), REGCLASSOID, sizeof(Oid), true,
+					  TYPALIGN_INT, &elems, &nulls, n);
+	if (*n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a lease needs at least one relation")));
+	if (*n > MZC_LEASE_MAX_RELS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a lease cannot hold more than %d relations",
+						MZC_LEASE_MAX_RELS)));
+	rels = palloc(sizeof(Oid) * *n);
+	for (int i = 0; i < *n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("relations must not be null")));
+		rels[i] = DatumGetObjectId(elems[i]);
+		if (!OidIsValid(get_rel_relkind(rels[i])))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation with OID %u does not exist", rels[i])));
+		for (int j = 0; j < i; j++)
+			if (rels[j] == rels[i])
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("relation \"%s\" is given more than once",
+								get_rel_name(rels[i]))));
+		if (pg_class_aclcheck(rels[i], GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV,
+						   get_relkind_objtype(get_rel_relkind(rels[i])),
+						   get_rel_name(rels[i]));
+	}
+	return rels;
+}
+
+static char *
+qualified_relname(Oid relid)
+{
+	char	   *rel = get_rel_name(relid);
+
+	if (rel == NULL)
+		return psprintf("%u", relid);
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  rel);
+}
+
+/* ----------------------------------------------------------------
+ * SQL: create_lease
+ * ----------------------------------------------------------------
+ */
+
+/* What create_lease found under the lock, for the errors raised after it. */
+typedef struct MzcLeaseCheck
+{
+	int			not_collection; /* index of a relation, or -1 */
+	bool		not_storage;	/* ... which is not a table or source */
+	bool		taken;
+	bool		violation;
+	bool		role_limit;
+	bool		full;
+	bool		no_nodes;
+	bool		no_holds;
+	MzcHoldFailure hf;
+	int32		held;
+	mzc_ts		at;
+	mzc_frontier sinces[MZC_LEASE_MAX_RELS];
+} MzcLeaseCheck;
+
+/* Resolve the relations to slots and the time; caller holds the lock. */
+static bool
+create_resolve_locked(const Oid *rels, int n, bool have_at, MzcLeaseCheck *c,
+					  int32 *slots, int64 *gids)
+{
+	mzc_frontier least = mzc_frontier_at(0);
+
+	for (int i = 0; i < n; i++)
+	{
+		int32		slot = mzcoord_ctl_slot_of_rel(rels[i]);
+
+		if (slot < 0 || mzcoord_ctl_slots[slot].state != MZC_COLL_ACTIVE)
+		{
+			c->not_collection = i;
+			return false;
+		}
+		if (mzcoord_ctl_info[slot].kind != MZC_KIND_TABLE &&
+			mzcoord_ctl_info[slot].kind != MZC_KIND_SOURCE)
+		{
+			c->not_collection = i;
+			c->not_storage = true;
+			return false;
+		}
+		slots[i] = slot;
+		gids[i] = mzcoord_ctl_info[slot].gid;
+		c->sinces[i] = mzc_coll_since(&mzcoord_ctl->colls, slot);
+		least = mzc_frontier_join(least, c->sinces[i]);
+		/* Not below the committed compaction bound either (D3). */
+		if (mzcoord_ctl_info[slot].persisted)
+			least = mzc_frontier_join(least, mzcoord_ctl_info[slot].durable_since);
+	}
+	if (!have_at)
+		c->at = least.empty ? MZC_TS_MAX : least.ts;
+	for (int i = 0; i < n; i++)
+		c->violation |= !mzc_frontier_le_ts(c->sinces[i], c->at);
+	return !c->violation;
+}
+
+/* Check the limits, take the holds and the entry; caller holds the lock. */
+static int32
+create_take_locked(const char *name, Oid role, int32 *slots, int n,
+				   TimestampTz now, MzcLeaseCheck *c)
+{
+	mzc_ts	   *times = palloc(sizeof(mzc_ts) * n);
+	int32		entry = -1;
+
+	c->taken = find_lease_locked(name) >= 0;
+	c->held = role_leases_locked(role);
+	c->role_limit = c->held >= mzcoord_max_leases;
+	/* An entry of an older controller incarnation is free too. */
+	for (int32 i = 0; i < lease_area->capacity && entry < 0; i++)
+		if (!leases[i].in_use || leases[i].epoch != ctl_epoch())
+			entry = i;
+	c->full = entry < 0;
+	c->no_nodes = mzcoord_ctl->pool.nfree - mzcoord_ctl->reserved_nodes < n;
+	if (c->taken || c->role_limit || c->full || c->no_nodes)
+		return -1;
+	for (int i = 0; i < n; i++)
+		times[i] = c->at;
+	if (!mzcoord_acquire_holds_locked(slots, times, n, now, &c->hf))
+	{
+		c->no_holds = true;
+		return -1;
+	}
+	/* The reader of an entry of an older incarnation is stale too. */
+	if (leases[entry].in_use && leases[entry].reader >= 0)
+		lease_readers[leases[entry].reader].in_use = false;
+	memset(&leases[entry], 0, sizeof(MzcLease));
+	leases[entry].in_use = true;
+	leases[entry].pending_pid = MyProcPid;
+	leases[entry].epoch = ctl_epoch();
+	strlcpy(leases[entry].name, name, NAMEDATALEN);
+	leases[entry].owner = role;
+	leases[entry].nrels = n;
+	leases[entry].held_at = c->at;
+	leases[entry].reader = -1;
+	leases[entry].created_at = now;
+	memcpy(leases[entry].slots, slots, sizeof(int32) * n);
+	mzcoord_ctl->reserved_nodes += n;
+	return entry;
+}
+
+static void
+report_create_failure(const char *name, const Oid *rels, int n,
+					  const MzcLeaseCheck *c)
+{
+	if (c->not_collection >= 0 && c->not_storage)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("relation \"%s\" cannot be leased",
+						qualified_relname(rels[c->not_collection])),
+				 errdetail("Leases hold mzcoord tables and sources.")));
+	if (c->not_collection >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("relation \"%s\" is not an mzcoord collection",
+						qualified_relname(rels[c->not_collection])),
+				 errhint("Register a table with mzcoord.create_table(), or create a source with mzcoord.")));
+	if (c->violation)
+	{
+		const char **names = palloc(sizeof(char *) * n);
+		mzc_frontier *sinces = palloc(sizeof(mzc_frontier) * n);
+		int			k = 0;
+
+		for (int i = 0; i < n; i++)
+			if (!mzc_frontier_le_ts(c->sinces[i], c->at))
+			{
+				names[k] = qualified_relname(rels[i]);
+				sinces[k++] = c->sinces[i];
+			}
+		mzcoord_report_since_violation(c->at, k, names, sinces);
+	}
+	if (c->taken)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("lease \"%s\" already exists", name)));
+	if (c->role_limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many mzcoord leases for role \"%s\"",
+						GetUserNameFromId(GetUserId(), false)),
+				 errdetail("The role has %d leases, and mzcoord.max_leases allows %d.",
+						   c->held, mzcoord_max_leases),
+				 errhint("Drop leases of the role (expired ones count too), or have a superuser raise mzcoord.max_leases.")));
+	if (c->full || c->no_nodes)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many mzcoord leases"),
+				 errdetail("Shared memory has room for %d leases and their counts.",
+						   lease_area->capacity),
+				 errhint("Drop leases, or raise mzcoord.max_holds, which sizes the lease area and the count pool.")));
+	if (c->no_holds)
+		mzcoord_report_no_hold_space(&c->hf);
+}
+
+static ArrayType *
+gid_array(const int64 *gids, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * n);
+
+	for (int i = 0; i < n; i++)
+		d[i] = CStringGetTextDatum(mzcoord_gid_text(gids[i]));
+	return construct_array(d, n, TEXTOID, -1, false, TYPALIGN_INT);
+}
+
+/*
+ * mzcoord.create_lease(name text, rels regclass[], at bigint DEFAULT NULL,
+ *		ttl interval DEFAULT '5 minutes') RETURNS bigint
+ */
+Datum
+mzcoord_create_lease(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	Oid		   *rels;
+	int			n;
+	int64		ttl_ms;
+	int32		slots[MZC_LEASE_MAX_RELS];
+	int64		gids[MZC_LEASE_MAX_RELS];
+	MzcLeaseCheck c;
+	Oid			role = GetUserId();
+	TimestampTz now;
+	int32		entry = -1;
+
+	mzcoord_require_shmem();
+	name = lease_name_arg(fcinfo);
+	rels = lease_rels_arg(fcinfo, &n);
+	memset(&c, 0, sizeof(c));
+	c.not_collection = -1;
+	c.at = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT64(2);
+	if (!PG_ARGISNULL(2) && !mzc_ts_valid(c.at))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease time must not be negative: " INT64_FORMAT, c.at)));
+	ttl_ms = lease_ttl_arg(fcinfo, 3);
+	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	mzcoord_reserve_local_holds(n);
+	reserve_op();
+	now = GetCurrentTimestamp();
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+	if (create_resolve_locked(rels, n, !PG_ARGISNULL(2), &c, slots, gids))
+	{
+		entry = create_take_locked(name, role, slots, n, now, &c);
+		if (entry >= 0)
+		{
+			memcpy(leases[entry].gids, gids, sizeof(int64) * n);
+			leases[entry].ttl_ms = ttl_ms;
+			leases[entry].expires_ms = ts_ms(now) + ttl_ms;
+			record_op(MZC_LEASE_CREATE, entry, n, c.at, ts_ms(now) + ttl_ms);
+		}
+	}
+	LWLockRelease(mzcoord_ctl->lock);
+
+	if (entry < 0)
+		report_create_failure(name, rels, n, &c);
+	(void) lease_write("create", name, role, gid_array(gids, n), c.at, ttl_ms,
+					   ms_ts(ts_ms(now) + ttl_ms));
+	PG_RETURN_INT64(c.at);
+}
+
+/* ----------------------------------------------------------------
+ * SQL: renew, advance, drop
+ * ----------------------------------------------------------------
+ */
+
+/* What a change of an existing lease found under the lock. */
+typedef struct MzcLeaseFound
+{
+	int32		entry;
+	Oid			owner;
+	bool		expired;
+	mzc_ts		held_at;
+	int64		ttl_ms;
+	bool		no_nodes;
+	bool		no_holds;
+	MzcHoldFailure hf;
+} MzcLeaseFound;
+
+/* Lock the record of `name`, or raise that it does not exist. */
+static void
+lock_record(const char *name)
+{
+	if (!lease_write("lock", name, InvalidOid, NULL, 0, 0, 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("lease \"%s\" does not exist", name)));
+}
+
+/* find_and_hold_locked(): hold at the lease's own time, or take no hold. */
+#define LEASE_HOLD_OWN ((mzc_ts) -2)
+#define LEASE_HOLD_NONE ((mzc_ts) -1)
+
+/*
+ * Find the lease; if it is live, the caller may change it and `hold` is
+ * not LEASE_HOLD_NONE, take transaction holds on its slots at `hold` (not
+ * below the lease's time) and reserve nodes for its counts.  Caller holds
+ * the lock exclusively.
+ */
+static bool
+find_and_hold_locked(const char *name, mzc_ts hold, bool need_live,
+					 TimestampTz now, MzcLeaseFound *f)
+{
+	MzcLease   *l;
+	int32		slots[MZC_LEASE_MAX_RELS];
+	mzc_ts		times[MZC_LEASE_MAX_RELS];
+	int			k = 0;
+
+	f->entry = find_lease_locked(name);
+	if (f->entry < 0)
+		return false;
+	l = &leases[f->entry];
+	f->owner = l->owner;
+	f->expired = l->committed && lease_expired(l, ts_ms(now));
+	f->held_at = effective_held_at(f->entry);
+	f->ttl_ms = l->ttl_ms;
+	if (hold == LEASE_HOLD_OWN)
+		hold = f->held_at;
+	if ((f->owner != GetUserId() && !superuser()) ||
+		(need_live && f->expired) || hold < 0 || hold < f->held_at)
+		return false;
+	for (int i = 0; i < l->nrels; i++)
+		if (l->slots[i] >= 0 &&
+			mzcoord_ctl_slots[l->slots[i]].state == MZC_COLL_ACTIVE)
+		{
+			slots[k] = l->slots[i];
+			times[k++] = hold;
+		}
+	f->no_nodes = mzcoord_ctl->pool.nfree - mzcoord_ctl->reserved_nodes < l->nrels;
+	if (f->no_nodes)
+		return false;
+	if (!mzcoord_acquire_holds_locked(slots, times, k, now, &f->hf))
+	{
+		f->no_holds = true;
+		return false;
+	}
+	mzcoord_ctl->reserved_nodes += l->nrels;
+	return true;
+}
+
+/* Raise what find_and_hold_locked() found; returns if nothing. */
+static void
+report_found(const char *name, const MzcLeaseFound *f, const char *verb)
+{
+	if (f->entry < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lease \"%s\" is not loaded in shared memory", name),
+				 errhint("Try again once the coordinator has loaded the catalog.")));
+	if (f->owner != GetUserId() && !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to %s lease \"%s\"", verb, name),
+				 errdetail("Only the owner of a lease or a superuser may %s it.",
+						   verb)));
+	if (f->expired)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lease \"%s\" has expired", name),
+				 errdetail("An expired lease protects nothing and cannot be renewed or advanced."),
+				 errhint("Drop it with mzcoord.drop_lease() and create it again.")));
+	if (f->no_nodes)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many mzcoord leases"),
+				 errdetail("The shared count pool is full or reserved for changes being committed."),
+				 errhint("Drop leases, or raise mzcoord.max_holds, which sizes the count pool.")));
+	if (f->no_holds)
+		mzcoord_report_no_hold_space(&f->hf);
+}
+
+/* mzcoord.renew_lease(name text) RETURNS timestamptz */
+Datum
+mzcoord_renew_lease(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	MzcLeaseFound f;
+	TimestampTz now;
+	bool		ok;
+	int64		expires_ms = 0;
+
+	mzcoord_require_shmem();
+	name = lease_name_arg(fcinfo);
+	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	lock_record(name);
+	mzcoord_reserve_local_holds(MZC_LEASE_MAX_RELS);
+	reserve_op();
+	memset(&f, 0, sizeof(f));
+	now = GetCurrentTimestamp();
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+	ok = find_and_hold_locked(name, LEASE_HOLD_OWN, true, now, &f);
+	if (ok)
+	{
+		expires_ms = ts_ms(now) + f.ttl_ms;
+		record_op(MZC_LEASE_RENEW, f.entry, leases[f.entry].nrels, f.held_at,
+				  expires_ms);
+	}
+	LWLockRelease(mzcoord_ctl->lock);
+
+	if (!ok)
+		report_found(name, &f, "renew");
+	(void) lease_write("renew", name, InvalidOid, NULL, 0, 0, ms_ts(expires_ms));
+	PG_RETURN_TIMESTAMPTZ(ms_ts(expires_ms));
+}
+
+/* mzcoord.advance_lease(name text, at bigint) RETURNS void */
+Datum
+mzcoord_advance_lease(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	MzcLeaseFound f;
+	mzc_ts		at;
+	bool		ok;
+
+	mzcoord_require_shmem();
+	name = lease_name_arg(fcinfo);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lease time must not be null")));
+	at = PG_GETARG_INT64(1);
+	if (!mzc_ts_valid(at))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease time must not be negative: " INT64_FORMAT, at)));
+	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	lock_record(name);
+	mzcoord_reserve_local_holds(MZC_LEASE_MAX_RELS);
+	reserve_op();
+	memset(&f, 0, sizeof(f));
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+	ok = find_and_hold_locked(name, at, true, GetCurrentTimestamp(), &f);
+	if (ok)
+		record_op(MZC_LEASE_ADVANCE, f.entry, leases[f.entry].nrels, at, 0);
+	LWLockRelease(mzcoord_ctl->lock);
+
+	if (!ok)
+	{
+		report_found(name, &f, "advance");
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot move lease \"%s\" back from " INT64_FORMAT " to " INT64_FORMAT,
+						name, f.held_at, at),
+				 errdetail("A lease only moves forward.")));
+	}
+	(void) lease_write("advance", name, InvalidOid, NULL, at, 0, 0);
+	PG_RETURN_VOID();
+}
+
+/* mzcoord.drop_lease(name text) RETURNS void */
+Datum
+mzcoord_drop_lease(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	MzcLeaseFound f;
+	bool		ok;
+
+	mzcoord_require_shmem();
+	name = lease_name_arg(fcinfo);
+	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	lock_record(name);
+	reserve_op();
+	memset(&f, 0, sizeof(f));
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+	/* No holds: dropping only gives protection up. */
+	(void) find_and_hold_locked(name, LEASE_HOLD_NONE, false,
+								GetCurrentTimestamp(), &f);
+	ok = f.entry >= 0 && (f.owner == GetUserId() || superuser());
+	if (ok)
+		record_op(MZC_LEASE_DROP, f.entry, 0, 0, 0);
+	LWLockRelease(mzcoord_ctl->lock);
+
+	if (!ok)
+	{
+		f.expired = false;
+		report_found(name, &f, "drop");
+	}
+	(void) lease_write("drop", name, InvalidOid, NULL, 0, 0, 0);
+	PG_RETURN_VOID();
+}
+
+/* ----------------------------------------------------------------
+ * Introspection and validation
+ * ----------------------------------------------------------------
+ */
+
+/* One protected slot of an active lease, copied out under the lock. */
+typedef struct MzcLeaseHoldCopy
+{
+	int64		gid;
+	Oid			relid;
+	char		name[NAMEDATALEN];
+	mzc_ts		held_at;
+	TimestampTz created_at;
+	mzc_frontier implied;
+	mzc_frontier since;
+} MzcLeaseHoldCopy;
+
+static int
+copy_lease_holds_locked(MzcLeaseHoldCopy *out, TimestampTz now)
+{
+	int			n = 0;
+
+	for (int32 i = 0; i < lease_area->capacity; i++)
+	{
+		MzcLease   *l = &leases[i];
+
+		if (!l->in_use || !l->committed || !l->counted ||
+			l->epoch != ctl_epoch() || lease_expired(l, ts_ms(now)))
+			continue;
+		for (int r = 0; r < l->nrels; r++)
+		{
+			if (l->slots[r] < 0)
+				continue;
+			out[n].gid = mzcoord_ctl_info[l->slots[r]].gid;
+			out[n].relid = mzcoord_ctl_info[l->slots[r]].relid;
+			strlcpy(out[n].name, l->name, NAMEDATALEN);
+			out[n].held_at = l->held_at;
+			out[n].created_at = l->created_at;
+			out[n].implied = mzcoord_ctl_slots[l->slots[r]].implied;
+			out[n].since = mzc_coll_since(&mzcoord_ctl->colls, l->slots[r]);
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * mzcoord._lease_holds(OUT global_id text, OUT relation regclass,
+ *		OUT lease text, OUT held_time bigint, OUT held_since timestamptz,
+ *		OUT behind_policy_ms bigint): the counts of the active leases.
+ */
+Datum
+mzcoord_lease_holds(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MzcLeaseHoldCopy *hs;
+	int			n;
+
+	mzcoord_require_shmem();
+	InitMaterializedSRF(fcinfo, 0);
+	hs = palloc(sizeof(MzcLeaseHoldCopy) * lease_area->capacity * MZC_LEASE_MAX_RELS);
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	n = copy_lease_holds_locked(hs, GetCurrentTimestamp());
+	LWLockRelease(mzcoord_ctl->lock);
+
+	for (int i = 0; i < n; i++)
+	{
+		Datum		v[6];
+		bool		nl[6] = {false, false, false, false, false, false};
+
+		v[0] = CStringGetTextDatum(mzcoord_gid_text(hs[i].gid));
+		v[1] = ObjectIdGetDatum(hs[i].relid);
+		nl[1] = !OidIsValid(hs[i].relid);
+		v[2] = CStringGetTextDatum(hs[i].name);
+		v[3] = Int64GetDatum(hs[i].held_at);
+		v[4] = TimestampTzGetDatum(hs[i].created_at);
+		/* How far the lease keeps the since behind what the policy wants. */
+		v[5] = Int64GetDatum(hs[i].implied.empty || hs[i].implied.ts <= hs[i].held_at ?
+							 0 : hs[i].implied.ts - hs[i].held_at);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nl);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * mzcoord._lease_validate(OUT check_name text, OUT object text,
+ *		OUT detail text): every active lease is at or above the since of what
+ *		it holds, and no lease is counted without a reader.
+ */
+Datum
+mzcoord_lease_validate(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MzcLeaseHoldCopy *hs;
+	int			n = 0;
+	int			readerless = 0;
+
+	mzcoord_require_shmem();
+	InitMaterializedSRF(fcinfo, 0);
+	hs = palloc(sizeof(MzcLeaseHoldCopy) * lease_area->capacity * MZC_LEASE_MAX_RELS);
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	if (mzcoord_ctl->ready)
+	{
+		n = copy_lease_holds_locked(hs, GetCurrentTimestamp());
+		for (int32 i = 0; i < lease_area->capacity; i++)
+			if (leases[i].in_use && leases[i].counted && leases[i].reader < 0)
+				readerless++;
+	}
+	LWLockRelease(mzcoord_ctl->lock);
+
+	for (int i = 0; i <= n; i++)
+	{
+		Datum		v[3];
+		bool		nl[3] = {false, false, false};
+
+		if (i == n && readerless == 0)
+			break;
+		if (i < n && mzc_frontier_le_ts(hs[i].since, hs[i].held_at))
+			continue;
+		v[0] = CStringGetTextDatum(i < n ? "since <= lease" : "lease reader");
+		v[1] = CStringGetTextDatum(i < n ? hs[i].name : "shared memory");
+		v[2] = CStringGetTextDatum(i < n ?
+								   psprintf("the since of " MZC_GID_FMT " is beyond the lease's time " INT64_FORMAT,
+											hs[i].gid, hs[i].held_at) :
+								   psprintf("%d counted leases have no reader", readerless));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nl);
+	}
+	return (Datum) 0;
 }

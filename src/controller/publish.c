@@ -32,6 +32,7 @@
 #include "collections.h"
 #include "controller.h"
 #include "ids.h"
+#include "lease.h"
 #include "oracle.h"
 #include "publish.h"
 #include "readhold.h"
@@ -513,8 +514,9 @@ apply_staged_locked(const MzcStaged *s, mzc_error *err)
 
 /*
  * COMMIT: publish the staged changes (if r, what PRE_COMMIT reserved, is
- * not NULL) and release this backend's transaction holds in one critical
- * section (the handover).  Never raises.
+ * not NULL), apply the transaction's lease changes and release this
+ * backend's transaction holds in one critical section (the handover).
+ * Never raises.
  */
 void
 mzcoord_ctl_publish(List *staged, const MzcReservation *r)
@@ -542,6 +544,8 @@ mzcoord_ctl_publish(List *staged, const MzcReservation *r)
 			}
 		}
 	}
+	/* Leases take over from the transaction's holds before they go. */
+	mzcoord_lease_commit_locked();
 	mzcoord_release_local_holds_locked();
 	LWLockRelease(mzcoord_ctl->lock);
 

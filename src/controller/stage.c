@@ -45,6 +45,7 @@
 
 #include "controller.h"
 #include "ids.h"
+#include "lease.h"
 #include "oracle.h"
 #include "publish.h"
 #include "readhold.h"
@@ -433,10 +434,10 @@ mzc_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_PREPARE:
 			if (mzcoord_local_hold_count() > 0 || staged != NIL ||
-				mzcoord_has_write_ts())
+				mzcoord_has_write_ts() || mzcoord_lease_pending())
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("cannot prepare a transaction that holds mzcoord read holds, wrote a registered table or changed the mzcoord catalog"),
+						 errmsg("cannot prepare a transaction that holds mzcoord read holds, wrote a registered table, or changed the mzcoord catalog or a lease"),
 						 errhint("Commit or roll back the transaction instead.")));
 			break;
 
@@ -451,7 +452,8 @@ mzc_xact_callback(XactEvent event, void *arg)
 
 		case XACT_EVENT_COMMIT:
 			/* Publication and hold release form one critical section. */
-			if (staged != NIL || mzcoord_local_hold_count() > 0)
+			if (staged != NIL || mzcoord_local_hold_count() > 0 ||
+				mzcoord_lease_pending())
 				mzcoord_ctl_publish(staged, reserved ? &reservation : NULL);
 			reserved = false;
 			staged = NIL;
@@ -461,6 +463,7 @@ mzc_xact_callback(XactEvent event, void *arg)
 
 		case XACT_EVENT_ABORT:
 			mzc_discard();
+			mzcoord_lease_abort();
 			mzcoord_release_local_holds();
 			mzcoord_oracle_end_write();
 			break;
@@ -480,6 +483,10 @@ mzc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	int			level;
 	ListCell   *lc;
 
+	/* Lease changes (lease.c) follow their savepoints too. */
+	if (event == SUBXACT_EVENT_ABORT_SUB || event == SUBXACT_EVENT_COMMIT_SUB)
+		mzcoord_lease_subxact(GetCurrentTransactionNestLevel(),
+							  event == SUBXACT_EVENT_COMMIT_SUB);
 	if (staged == NIL)
 		return;
 	level = GetCurrentTransactionNestLevel();

@@ -72,8 +72,9 @@ static MzcPersistRow *pending_rows = NULL;
 static int	npending_rows = 0;
 
 /*
- * Durable since of a slot: meet of its implied capability and the holds
- * its dependents keep on it.  min_dep_hold may be NULL (no dependents).
+ * Durable since of a slot: meet of its implied capability, the holds its
+ * dependents keep on it and its active leases.  min_dep_hold may be NULL
+ * (no dependents).
  */
 static mzc_frontier
 durable_since(int32 slot, const mzc_frontier *min_dep_hold)
@@ -82,6 +83,8 @@ durable_since(int32 slot, const mzc_frontier *min_dep_hold)
 
 	if (min_dep_hold != NULL)
 		f = mzc_frontier_meet(f, min_dep_hold[slot]);
+	/* Nor beyond an active lease, which a restart must find protected. */
+	f = mzc_frontier_meet(f, mzcoord_lease_limit_locked(slot));
 	return f;
 }
 
@@ -382,8 +385,7 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 	}
 	if (c->state != MZC_COLL_ACTIVE)
 		return 0;				/* free, or dropped: its catalog row is gone */
-	since = mzc_frontier_meet(durable_since(s, min_dep_hold),
-							  mzcoord_lease_limit_locked(s));
+	since = durable_since(s, min_dep_hold);
 	/* Read-only: nothing is published, the since stays at its bound. */
 	if (mzcoord_read_only && mzcoord_ctl_info[s].persisted)
 		since = mzcoord_ctl_info[s].durable_since;
@@ -494,6 +496,8 @@ mzcoord_controller_tick(void)
 
 	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
 	mzcoord_ctl->table_upper = table_upper;
+	/* Leases past their expiry stop holding (lease.c). */
+	(void) mzcoord_lease_tick_locked(now);
 	any_deps = advance_tables_locked(table_upper);
 	if (any_deps)
 	{

@@ -25,6 +25,7 @@
 
 #include "controller.h"
 #include "extension.h"
+#include "lease.h"
 #include "oracle.h"
 #include "settings.h"
 #include "shmem.h"
@@ -68,6 +69,12 @@ drop_guard_area_init(LWLockPadded *locks, bool found)
 }
 
 static void
+lease_area_init(LWLockPadded *locks, bool found)
+{
+	mzcoord_lease_shmem_init();
+}
+
+static void
 controller_area_init(LWLockPadded *locks, bool found)
 {
 	mzcoord_controller_shmem_init(&locks[MZC_LOCK_CONTROLLER].lock, found);
@@ -81,11 +88,12 @@ _PG_init(void)
 
 	/*
 	 * In initialisation order: the worker status, the oracle, the
-	 * controller, the DROP EXTENSION guard.
+	 * controller, its leases, the DROP EXTENSION guard.
 	 */
 	mzcoord_shmem_register(mzcoord_worker_shmem_size, mzcoord_worker_shmem_init);
 	mzcoord_shmem_register(mzcoord_oracle_shmem_size, oracle_area_init);
 	mzcoord_shmem_register(mzcoord_controller_shmem_size, controller_area_init);
+	mzcoord_shmem_register(mzcoord_lease_shmem_size, lease_area_init);
 	mzcoord_shmem_register(mzcoord_drop_guard_shmem_size, drop_guard_area_init);
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = mzc_shmem_request_hook;

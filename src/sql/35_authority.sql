@@ -95,17 +95,27 @@ SELECT pg_catalog.pg_extension_config_dump('mzcoord.read_requirements', '');
 -- Guards: monotonic bounds, requirements compatible with bounds (D3)
 -- ---------------------------------------------------------------------------
 
--- The lowest requirement on a collection (NULL: none that limits it).
+-- The lowest time a read requirement or an active lease (36_leases.sql)
+-- keeps on a collection (NULL: none limits it).  PL/pgSQL, so that the
+-- lease table of a later part resolves when it runs.  A lease counts while
+-- now() (the publishing transaction's start) is before its expiry, which
+-- errs on the side of protecting.
 CREATE FUNCTION mzcoord._requirement_limit(p_global_id text)
-RETURNS bigint LANGUAGE sql STABLE
+RETURNS bigint LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT min(r.at) FROM mzcoord.read_requirements r
-     WHERE r.input_global_id = p_global_id AND r.at IS NOT NULL
+BEGIN
+    RETURN least(
+        (SELECT min(r.at) FROM mzcoord.read_requirements r
+          WHERE r.input_global_id = p_global_id AND r.at IS NOT NULL),
+        (SELECT min(l.held_at) FROM mzcoord.lease_records l
+          WHERE p_global_id = ANY (l.global_ids) AND l.expires_at > now()));
+END
 $$;
 
 -- A bound never decreases, whoever writes it (NULL, the empty frontier, is
--- final), and is never above a requirement on its collection.  The clamp
+-- final), and is never above a requirement or an active lease on its
+-- collection.  The clamp
 -- runs after the row is locked, with a fresh snapshot (a volatile
 -- function): a creation that recorded a requirement while holding the row
 -- FOR SHARE has committed by then, and its requirement is seen.
@@ -345,6 +355,13 @@ BEGIN
       FROM mzcoord.compaction_bounds b
       JOIN mzcoord.read_requirements r ON r.input_global_id = b.global_id
      WHERE r.at IS NOT NULL AND (b.bound IS NULL OR b.bound > r.at)
+    UNION ALL
+    SELECT 'compaction bound above lease', b.global_id,
+           format('bound %s is above lease %s at %s',
+                  coalesce(b.bound::text, '{}'), l.name, l.held_at)
+      FROM mzcoord.compaction_bounds b
+      JOIN mzcoord.lease_records l ON b.global_id = ANY (l.global_ids)
+     WHERE l.expires_at > now() AND (b.bound IS NULL OR b.bound > l.held_at)
     UNION ALL
     SELECT 'since mirrors bound', b.global_id,
            format('mzcoord.collections has since %s, the bound is %s',

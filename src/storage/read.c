@@ -21,7 +21,9 @@
  * count: a corrupt history, reported as such.
  *
  * read_at takes a transaction hold at t unless the transaction holds the
- * relation at t or earlier (a time below the since is refused), waits until
+ * relation at t or earlier, or an active lease of the user does (then the
+ * since is checked again once the snapshot is taken; see
+ * mzcoord_ctl_check_read), (a time below the since is refused), waits until
  * t is complete (t < upper), and only then takes the snapshot it reads with:
  * everything committed at or before t is visible to it, whatever the
  * caller's isolation level, and the hold keeps compaction from moving any
@@ -256,6 +258,7 @@ mzcoord_read_at(PG_FUNCTION_ARGS)
 	MzcHistory *h;
 	AclResult	acl;
 	Snapshot	snapshot;
+	bool		leased;
 	ReadAtState st;
 	int64		negative;
 
@@ -279,7 +282,7 @@ mzcoord_read_at(PG_FUNCTION_ARGS)
 
 	/* Hold, wait until complete, and only then take the snapshot. */
 	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
-	mzcoord_ctl_hold_for_read(relid, at);
+	leased = mzcoord_ctl_hold_for_read(relid, at);
 	mzcoord_ctl_wait_complete(relid, at);
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
@@ -296,6 +299,9 @@ mzcoord_read_at(PG_FUNCTION_ARGS)
 	 */
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	snapshot->curcid = FirstCommandId;
+	/* Held by a lease, which may have gone meanwhile: see acquire.c. */
+	if (leased)
+		mzcoord_ctl_check_read(relid, at);
 	mzcoord_history_contents(h, RelationGetDescr(rel), snapshot, at,
 							 read_at_emit, &st, &negative);
 	UnregisterSnapshot(snapshot);

@@ -1,0 +1,204 @@
+--
+-- Leases: durable read protection outside a transaction, with expiry.
+--
+\set VERBOSITY terse
+SELECT wait_until($$SELECT ready FROM mzcoord.controller_status()$$);
+
+CREATE TABLE lt1 (a int);
+CREATE TABLE lt2 (b int);
+CREATE TABLE lt_plain (c int);
+SELECT mzcoord.create_table('lt1', '1 second') IS NOT NULL AS registered;
+SELECT mzcoord.create_table('lt2', '1 second') IS NOT NULL AS registered;
+INSERT INTO lt1 VALUES (1), (2);
+INSERT INTO lt2 VALUES (10);
+SELECT mzcoord.last_commit_ts() AS inserted \gset
+SELECT mzcoord.create_materialized_view('lt_mv', 'SELECT a FROM lt1') IS NOT NULL AS mv;
+
+-- The settings.
+SELECT name, setting, unit, context FROM pg_settings
+ WHERE name IN ('mzcoord.max_leases', 'mzcoord.max_lease_ttl') ORDER BY name;
+
+-- ---------------------------------------------------------------------
+-- Bad arguments
+-- ---------------------------------------------------------------------
+SELECT try($$SELECT mzcoord.create_lease(NULL, ARRAY['lt1'::regclass])$$);
+SELECT try($$SELECT mzcoord.create_lease('', ARRAY['lt1'::regclass])$$);
+SELECT try($$SELECT mzcoord.create_lease(repeat('x', 64), ARRAY['lt1'::regclass])$$);
+SELECT try($$SELECT mzcoord.create_lease('l', NULL)$$);
+SELECT try($$SELECT mzcoord.create_lease('l', '{}'::regclass[])$$);
+SELECT try($$SELECT mzcoord.create_lease('l', ARRAY[NULL::regclass])$$);
+SELECT try($$SELECT mzcoord.create_lease('l', ARRAY['lt1'::regclass, 'lt1'::regclass])$$);
+SELECT try($$SELECT mzcoord.create_lease('l', '{{lt1},{lt2}}'::regclass[])$$);
+SELECT try($$SELECT mzcoord.create_lease('l', ARRAY['lt_plain'::regclass])$$);
+SELECT try($$SELECT mzcoord.create_lease('l', ARRAY['lt_mv'::regclass])$$);
+SELECT mzcoord.drop('lt_mv');
+SELECT try($$SELECT mzcoord.create_lease('l', ARRAY['lt1'::regclass], -1)$$);
+SELECT try($$SELECT mzcoord.create_lease('l', ARRAY['lt1'::regclass], 0)$$);
+SELECT try($$SELECT mzcoord.create_lease('l', ARRAY['lt1'::regclass], NULL, NULL)$$);
+SELECT try($$SELECT mzcoord.create_lease('l', ARRAY['lt1'::regclass], NULL, '0 seconds')$$);
+SELECT try($$SELECT mzcoord.create_lease('l', ARRAY['lt1'::regclass], NULL, '-1 hour')$$);
+SELECT try($$SELECT mzcoord.create_lease('l', ARRAY['lt1'::regclass], NULL, '2 days')$$);
+SELECT try($$SELECT mzcoord.create_lease('l', ARRAY['lt1'::regclass], NULL, '1000000 years')$$);
+SELECT try($$SELECT mzcoord.renew_lease(NULL)$$);
+SELECT try($$SELECT mzcoord.renew_lease('nope')$$);
+SELECT try($$SELECT mzcoord.advance_lease('nope', 1)$$);
+SELECT try($$SELECT mzcoord.advance_lease('nope', NULL)$$);
+SELECT try($$SELECT mzcoord.advance_lease('nope', -5)$$);
+SELECT try($$SELECT mzcoord.drop_lease('nope')$$);
+SELECT try($$SELECT mzcoord.drop_lease(NULL)$$);
+SELECT count(*) AS no_leases FROM mzcoord.leases;
+
+-- ---------------------------------------------------------------------
+-- A lease holds the since while the policy would move it on
+-- ---------------------------------------------------------------------
+SELECT wait_until(format($$SELECT bool_and(since > %s) FROM mzcoord.frontiers
+                            WHERE relation IN ('lt1'::regclass, 'lt2'::regclass)$$,
+                         :inserted));
+SELECT mzcoord.create_lease('nightly', ARRAY['lt1'::regclass, 'lt2'::regclass])
+       AS held \gset
+SELECT :held = (SELECT max(since) FROM mzcoord.frontiers
+                 WHERE relation IN ('lt1'::regclass, 'lt2'::regclass)) AS at_max_since;
+SELECT name, owner, relations, held_at = :held AS at_held, state,
+       expires_at > now() + interval '4 minutes' AS five_minutes
+  FROM mzcoord.leases;
+SELECT relation, holder_kind, holder, held_time = :held AS at_held
+  FROM mzcoord.holds WHERE holder_kind = 'lease' ORDER BY relation::text;
+SELECT try($$SELECT mzcoord.create_lease('nightly', ARRAY['lt1'::regclass])$$);
+
+-- The policy (1 second) moves on; the since stops at the lease.
+SELECT wait_until(format($$SELECT behind_policy_ms > 1500 FROM mzcoord.leases
+                            WHERE name = 'nightly'$$));
+SELECT relation, since = :held AS since_at_lease
+  FROM mzcoord.frontiers WHERE relation IN ('lt1'::regclass, 'lt2'::regclass)
+ ORDER BY relation::text;
+SELECT c.since <= :held AS durable_since_not_past_lease
+  FROM mzcoord.collections c JOIN mzcoord.items i ON i.id = c.item_id
+ WHERE i.relation = 'lt1'::regclass;
+
+-- A read at the lease's time needs no transaction hold.
+INSERT INTO lt1 VALUES (3);
+BEGIN;
+SELECT a FROM mzcoord.read_at(NULL::lt1, :held) ORDER BY a;
+SELECT count(*) AS own_transaction_holds FROM mzcoord.holds
+ WHERE holder_kind = 'transaction' AND pid = pg_backend_pid();
+COMMIT;
+-- Below the lease it is the since violation.
+SELECT try(format('SELECT count(*) FROM mzcoord.read_at(NULL::lt1, %s)', :held - 1));
+
+-- Renew and advance.
+SELECT mzcoord.renew_lease('nightly') > now() AS renewed;
+SELECT try(format($$SELECT mzcoord.advance_lease('nightly', %s)$$, :held - 1));
+SELECT mzcoord.advance_lease('nightly', :held + 1);
+SELECT held_at = :held + 1 AS advanced FROM mzcoord.leases WHERE name = 'nightly';
+SELECT wait_until(format($$SELECT bool_and(since = %s) FROM mzcoord.frontiers
+                            WHERE relation IN ('lt1'::regclass, 'lt2'::regclass)$$,
+                         :held + 1));
+-- Beyond the upper is allowed: the lease then simply holds less.
+SELECT mzcoord.advance_lease('nightly', 9000000000000);
+SELECT wait_until($$SELECT bool_and(since > 0 AND since < 9000000000000)
+                     FROM mzcoord.frontiers
+                    WHERE relation IN ('lt1'::regclass, 'lt2'::regclass)$$);
+
+-- Dropping releases it.
+SELECT mzcoord.drop_lease('nightly');
+SELECT count(*) AS leases_left FROM mzcoord.leases;
+SELECT count(*) AS lease_holds_left FROM mzcoord.holds WHERE holder_kind = 'lease';
+
+-- ---------------------------------------------------------------------
+-- Transactions: abort and savepoints leave nothing
+-- ---------------------------------------------------------------------
+BEGIN;
+SELECT mzcoord.create_lease('rolled_back', ARRAY['lt1'::regclass]) > 0 AS created;
+ROLLBACK;
+BEGIN;
+SAVEPOINT s;
+SELECT mzcoord.create_lease('rolled_back', ARRAY['lt1'::regclass]) > 0 AS created;
+ROLLBACK TO SAVEPOINT s;
+SELECT mzcoord.create_lease('kept', ARRAY['lt2'::regclass]) > 0 AS created;
+SELECT mzcoord.renew_lease('kept') > now() AS renewed_in_same_transaction;
+COMMIT;
+SELECT name, relations, state FROM mzcoord.leases ORDER BY name;
+SELECT relation, holder FROM mzcoord.holds WHERE holder_kind = 'lease';
+BEGIN;
+SELECT mzcoord.drop_lease('kept');
+ROLLBACK;
+SELECT name FROM mzcoord.leases;
+SELECT mzcoord.drop_lease('kept');
+-- A transaction that changes a lease cannot be prepared.
+SELECT mzcoord.create_lease('p', ARRAY['lt2'::regclass]) > 0 AS created;
+BEGIN;
+SELECT mzcoord.drop_lease('p');
+PREPARE TRANSACTION 'lease_x';
+SELECT name FROM mzcoord.leases;
+SELECT mzcoord.drop_lease('p');
+
+-- ---------------------------------------------------------------------
+-- Expiry: an expired lease protects nothing and stays until dropped
+-- ---------------------------------------------------------------------
+SELECT mzcoord.create_lease('short', ARRAY['lt1'::regclass], NULL, '300 milliseconds')
+       AS short_at \gset
+SELECT wait_until($$SELECT state = 'expired' FROM mzcoord.leases WHERE name = 'short'$$);
+SELECT name, state, behind_policy_ms FROM mzcoord.leases;
+SELECT try($$SELECT mzcoord.renew_lease('short')$$);
+SELECT try(format($$SELECT mzcoord.advance_lease('short', %s)$$, :short_at + 1));
+-- The tick releases it, and the since moves past it.
+SELECT wait_until(format($$SELECT since > %s FROM mzcoord.frontiers
+                            WHERE relation = 'lt1'::regclass$$, :short_at));
+SELECT count(*) AS expired_lease_holds FROM mzcoord.holds WHERE holder_kind = 'lease';
+SELECT try(format('SELECT count(*) FROM mzcoord.read_at(NULL::lt1, %s)', :short_at));
+SELECT mzcoord.drop_lease('short');
+
+-- ---------------------------------------------------------------------
+-- Limits and privileges
+-- ---------------------------------------------------------------------
+CREATE ROLE lease_a;
+CREATE ROLE lease_b;
+GRANT SELECT ON lt1, lt2 TO lease_a;
+SET mzcoord.max_lease_ttl = '1h';
+SET ROLE lease_b;
+SELECT try($$SELECT mzcoord.create_lease('b1', ARRAY['lt1'::regclass])$$);
+SELECT try($$SET mzcoord.max_leases = 100$$);
+SELECT try($$SELECT * FROM mzcoord.lease_records$$);
+SELECT try($$SELECT mzcoord._lease_write('drop', 'x', 0, NULL, 0, NULL, NULL)$$);
+RESET ROLE;
+SET ROLE lease_a;
+SELECT try($$SELECT mzcoord.create_lease('a1', ARRAY['lt1'::regclass], NULL, '2 hours')$$);
+SELECT mzcoord.create_lease('a1', ARRAY['lt1'::regclass, 'lt2'::regclass], NULL, '1 hour') > 0 AS created;
+RESET ROLE;
+SET mzcoord.max_leases = 1;
+SET ROLE lease_a;
+SELECT try($$SELECT mzcoord.create_lease('a2', ARRAY['lt1'::regclass])$$);
+SET ROLE lease_b;
+SELECT name, owner, state FROM mzcoord.leases;
+SELECT try($$SELECT mzcoord.renew_lease('a1')$$);
+SELECT try($$SELECT mzcoord.advance_lease('a1', 9000000000000)$$);
+SELECT try($$SELECT mzcoord.drop_lease('a1')$$);
+-- Someone else's lease does not cover lease_b's reads (it has no SELECT anyway).
+RESET ROLE;
+RESET mzcoord.max_leases;
+SET ROLE lease_a;
+SELECT mzcoord.renew_lease('a1') > now() AS owner_renews;
+SELECT mzcoord.drop_lease('a1');
+RESET ROLE;
+-- A superuser may drop anyone's lease.
+SET ROLE lease_a;
+SELECT mzcoord.create_lease('a3', ARRAY['lt2'::regclass]) > 0 AS created;
+RESET ROLE;
+SELECT mzcoord.drop_lease('a3');
+RESET mzcoord.max_lease_ttl;
+REVOKE SELECT ON lt1, lt2 FROM lease_a;
+DROP ROLE lease_a;
+DROP ROLE lease_b;
+
+-- ---------------------------------------------------------------------
+-- A dropped relation: the lease keeps holding the rest
+-- ---------------------------------------------------------------------
+CREATE TABLE lt3 (d int);
+SELECT mzcoord.create_table('lt3') IS NOT NULL AS registered;
+SELECT mzcoord.create_lease('partial', ARRAY['lt2'::regclass, 'lt3'::regclass]) > 0 AS created;
+DROP TABLE lt3;
+SELECT name, relations, state FROM mzcoord.leases;
+SELECT mzcoord.drop_lease('partial');
+
+SELECT * FROM mzcoord.check_consistency();
+DROP TABLE lt1, lt2, lt_plain CASCADE;
