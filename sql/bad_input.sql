@@ -322,6 +322,7 @@ SELECT count(*) AS templates FROM (SELECT public.bi_add(t) FROM (VALUES
 ('SELECT mzcoord._lease_write(''create'', ''bi_lease'', 0, NULL, -1, ''0'', NULL)'),
 ('SELECT count(*) >= 0 FROM mzcoord._lease_holds()'),
 ('SELECT count(*) >= 0 FROM mzcoord._lease_validate()'),
+('SELECT mzcoord.explain_compaction(%R) IS NOT NULL'),
 ('SELECT mzcoord.select_timestamp(ARRAY[%R]::regclass[]) IS NOT NULL'),
 ('SELECT mzcoord.select_timestamp(''{bi.bi_t}'', NULL) IS NOT NULL'),
 ('SELECT mzcoord.select_timestamp(''{bi.bi_t}'', '''') IS NOT NULL'),

@@ -57,6 +57,7 @@ INSERT INTO pm_stmts VALUES
  ('lease_records',      $$UPDATE mzcoord.lease_records SET expires_at = 'infinity'$$),
  ('_lease_write',       $$SELECT mzcoord._lease_write('drop', 'pm_lease', 0, NULL, 0, NULL, NULL)$$),
  ('_check_leases',      $$SELECT * FROM mzcoord._check_leases$$),
+ ('explain_compaction', $$SELECT mzcoord.explain_compaction('pm.t')$$),
  ('compact',            $$SELECT mzcoord.compact('pm.t')$$),
  ('set_retain_history', $$SELECT mzcoord.set_retain_history('pm.t', '1 hour')$$),
  ('drop',               $$SELECT mzcoord.drop('pm.t')$$),
