@@ -169,7 +169,8 @@ COMMENT ON VIEW mzcoord.leases IS
 
 GRANT SELECT ON mzcoord.leases TO PUBLIC;
 
--- mzcoord.holds (30_controller.sql) with the leases' holds added.
+-- mzcoord.holds (30_controller.sql) with the leases' holds and the read
+-- requirements (35_authority.sql) added: every protection in one place.
 CREATE OR REPLACE VIEW mzcoord.holds AS
 SELECT h.relation,
        h.global_id,
@@ -196,7 +197,23 @@ SELECT l.relation,
        l.held_time,
        l.held_since,
        l.behind_policy_ms
-  FROM mzcoord._lease_holds() l;
+  FROM mzcoord._lease_holds() l
+UNION ALL
+SELECT ii.relation,
+       r.input_global_id,
+       'requirement'::text,
+       r.item_id,
+       NULL::integer,
+       NULL::text,
+       r.item_id,
+       r.at,
+       NULL::timestamptz,
+       greatest(cc.implied - r.at, 0)
+  FROM mzcoord.read_requirements r
+  JOIN mzcoord.collections c ON c.global_id = r.input_global_id
+  JOIN mzcoord.items ii ON ii.id = c.item_id
+  LEFT JOIN mzcoord._controller_collections() cc ON cc.global_id = r.input_global_id
+ WHERE r.at IS NOT NULL;
 
 COMMENT ON VIEW mzcoord.holds IS
 'Every read hold: transaction holds (backend pid and transaction), the holds maintained items keep on their inputs, and active leases (holder: the lease name)';

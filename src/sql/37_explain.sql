@@ -80,6 +80,7 @@ BEGIN
               LEFT JOIN mzcoord.leases l
                 ON h.holder_kind = 'lease' AND l.name = h.holder
              WHERE h.global_id = v_c.global_id
+               AND h.holder_kind <> 'requirement'
         ) p
         ORDER BY p.at, p.who
     LOOP

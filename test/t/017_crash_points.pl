@@ -2,7 +2,8 @@
 # write load: bounds written by a publication but not committed
 # (publish_before_commit), a history compacted but its compacted frontier
 # not recorded (compaction_before_record), and the middle of a bootstrap
-# (bootstrap).  The failpoint raises PANIC, so the postmaster crash-restarts
+# (bootstrap), and the middle of releasing expired leases (lease_expiry).
+# The failpoint raises PANIC, so the postmaster crash-restarts
 # the server; as the setting survives in postgresql.auto.conf and the point
 # is reached again after the restart, the test then stops the server,
 # removes the setting and starts it.
@@ -137,10 +138,20 @@ sub check_after
 		'0', "$point: check_consistency() is clean");
 }
 
-for my $point ('publish_before_commit', 'compaction_before_record', 'bootstrap')
+for my $point ('publish_before_commit', 'compaction_before_record', 'bootstrap',
+	'lease_expiry')
 {
 	my $load = start_load();
 	sleep 2;
+	my $held_at;
+	if ($point eq 'lease_expiry')
+	{
+		# One lease that must stay active across the crash; the one that
+		# expires is created once the failpoint is set.
+		$held_at = $node->safe_psql('postgres', q{
+			SELECT mzcoord.create_lease('long', ARRAY['keep'::regclass], NULL, '1 hour');
+		});
+	}
 	my $before = frontiers();
 	my $reads = record_reads();
 
@@ -149,6 +160,10 @@ for my $point ('publish_before_commit', 'compaction_before_record', 'bootstrap')
 		ALTER SYSTEM SET mzcoord.failpoint = '$point';
 		SELECT pg_reload_conf();
 	});
+	# The point is in the middle of releasing expired leases.
+	$node->safe_psql('postgres', q{
+		SELECT mzcoord.create_lease('short', ARRAY['churn'::regclass], NULL, '3 seconds');
+	}) if $point eq 'lease_expiry';
 	# A bootstrap happens at start and on request.
 	$node->safe_psql('postgres', 'SELECT mzcoord._controller_rebootstrap()')
 	  if $point eq 'bootstrap';
@@ -164,6 +179,19 @@ for my $point ('publish_before_commit', 'compaction_before_record', 'bootstrap')
 	$node->poll_query_until('postgres', 'SELECT ready FROM mzcoord.controller_status()')
 	  or die "$point: controller not ready after the restart";
 	check_after($point, $before, $reads);
+	if ($point eq 'lease_expiry')
+	{
+		is($node->safe_psql('postgres',
+				"SELECT string_agg(name || ':' || state, ',' ORDER BY name) FROM mzcoord.leases"),
+			'long:active,short:expired',
+			'lease_expiry: the expired lease stays expired, the other is active');
+		ok($node->safe_psql('postgres',
+				"SELECT since <= $held_at FROM mzcoord.frontiers WHERE relation = 'keep'::regclass") eq 't',
+			'lease_expiry: the since of the leased table did not pass the lease');
+		$node->safe_psql('postgres', q{
+			SELECT mzcoord.drop_lease('short'); SELECT mzcoord.drop_lease('long');
+		});
+	}
 }
 
 $node->stop;
