@@ -37,6 +37,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_bound bigint;
+    v_gids  text[];
 BEGIN
     CASE p_op
     WHEN 'create' THEN
@@ -60,10 +61,30 @@ BEGIN
                 USING ERRCODE = 'duplicate_object';
         END;
     WHEN 'lock' THEN
-        PERFORM 1 FROM mzcoord.lease_records
-          WHERE name = p_name FOR UPDATE;
-        RETURN FOUND;
+        SELECT l.global_ids INTO v_gids FROM mzcoord.lease_records l
+         WHERE l.name = p_name FOR UPDATE;
+        IF NOT FOUND THEN
+            RETURN false;
+        END IF;
+        -- No publication moves these bounds until this transaction ends:
+        -- a renew that starts while the lease is active stays valid.
+        PERFORM 1 FROM mzcoord.compaction_bounds b
+          WHERE b.global_id = ANY (v_gids)
+          ORDER BY b.global_id FOR SHARE;
+        RETURN true;
     WHEN 'renew' THEN
+        -- An expired lease stopped protecting: if a bound has passed its
+        -- time meanwhile, renewing it would protect history that compaction
+        -- is already permitted to discard.
+        IF EXISTS (SELECT 1 FROM mzcoord.lease_records l
+                     JOIN mzcoord.compaction_bounds b
+                       ON b.global_id = ANY (l.global_ids)
+                    WHERE l.name = p_name
+                      AND (b.bound IS NULL OR b.bound > l.held_at)) THEN
+            RAISE EXCEPTION 'lease "%" expired and its time is past the compaction bound', p_name
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'Drop the lease and create it again.';
+        END IF;
         UPDATE mzcoord.lease_records SET expires_at = p_expires_at
          WHERE name = p_name;
     WHEN 'advance' THEN
