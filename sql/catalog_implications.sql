@@ -50,7 +50,7 @@ SELECT f.relation::text, f.kind, f.state
 -- The new items hold what they read (maintained holds, not transaction ones).
 SELECT h.relation::text AS held, h.holder_kind, h.holder_item_id
   FROM mzcoord.holds h WHERE h.holder_item_id LIKE 'u900_'
- ORDER BY h.holder_item_id, 1;
+ ORDER BY h.holder_item_id, 1, 2;
 SELECT count(*) AS transaction_holds_left FROM mzcoord.holds
  WHERE holder_kind = 'transaction';
 -- The same objects through the DDL functions look the same.

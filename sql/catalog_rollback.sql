@@ -13,7 +13,7 @@ SELECT (SELECT count(*) FROM mzcoord.items) AS items,
        (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
          WHERE n.nspname = 'rb') AS relations,
        (SELECT count(*) FROM mzcoord.frontiers WHERE state = 'active') AS controller_collections,
-       (SELECT count(*) FROM mzcoord.holds) AS holds;
+       (SELECT count(*) FROM mzcoord.holds WHERE holder_kind <> 'requirement') AS holds;
 
 CREATE SCHEMA rb;
 CREATE TABLE rb.t (a int);
