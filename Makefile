@@ -21,10 +21,25 @@ GLUE_SRCS = $(sort $(foreach p,$(PLANES),$(wildcard src/$(p)/*.c)))
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 
 EXTENSION = mzcoord
-DATA_built = mzcoord--0.1.sql
 
-# The install script is assembled from one fragment per subsystem, in name order.
+# The catalog version: mzcoord.control's default_version, which must equal
+# MZC_CATALOG_VERSION in src/base/ids.h (the library runs against that
+# catalog only; checked when the install script is built).
+CATALOG_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'.*/\1/p" mzcoord.control)
+
+# The install script of the current version is assembled from one fragment
+# per subsystem, in name order.  The install scripts of earlier versions are
+# kept frozen, so that CREATE EXTENSION mzcoord VERSION '0.1' still works.
+# Upgrade scripts are assembled from the new fragments (verbatim), the
+# changed functions of older fragments (extracted by name, as CREATE OR
+# REPLACE) and a hand-written backfill: see src/sql/upgrade.
 SQL_PARTS = $(sort $(wildcard src/sql/*.sql))
+DATA = src/sql/frozen/mzcoord--0.1.sql
+DATA_built = mzcoord--$(CATALOG_VERSION).sql mzcoord--0.1--0.2.sql
+
+# Fragments that are new in 0.2: all of their objects are created by the
+# upgrade from 0.1, in this order.
+UPGRADE_0_2_NEW = src/sql/35_authority.sql src/sql/36_leases.sql src/sql/37_explain.sql
 
 PG_CPPFLAGS = $(foreach p,core $(PLANES),-I$(srcdir)/src/$(p))
 PG_CFLAGS = -Wall -Wmissing-prototypes -Wpointer-arith -Wendif-labels \
@@ -50,8 +65,23 @@ EXTRA_CLEAN = tmp_regress tmp_isolation $(UNIT_BINS) \
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-mzcoord--0.1.sql: $(SQL_PARTS)
-	cat $^ > $@
+mzcoord--$(CATALOG_VERSION).sql: $(SQL_PARTS) src/base/ids.h mzcoord.control
+	@grep -q '^#define MZC_CATALOG_VERSION "$(CATALOG_VERSION)"$$' src/base/ids.h || \
+		{ echo "MZC_CATALOG_VERSION in src/base/ids.h is not default_version '$(CATALOG_VERSION)' of mzcoord.control" >&2; exit 1; }
+	cat $(SQL_PARTS) > $@
+
+mzcoord--0.1--0.2.sql: $(UPGRADE_0_2_NEW) src/sql/upgrade/0.1--0.2.replace \
+		src/sql/upgrade/0.1--0.2-backfill.sql $(SQL_PARTS) scripts/extract_sql.pl
+	set -e; { \
+	  printf '%s\n' '-- mzcoord upgrade from catalog 0.1 to 0.2, assembled by the Makefile.' \
+		'\echo Use "ALTER EXTENSION mzcoord UPDATE" to load this file. \quit'; \
+	  for f in $(UPGRADE_0_2_NEW); do printf '\n-- From %s\n' $$f; cat $$f; done; \
+	  printf '\n-- Changed functions of older fragments (src/sql/upgrade/0.1--0.2.replace)\n\n'; \
+	  perl scripts/extract_sql.pl src/sql/upgrade/0.1--0.2.replace $(SQL_PARTS); \
+	  printf '\n'; \
+	  cat src/sql/upgrade/0.1--0.2-backfill.sql; \
+	} > $@.tmp
+	mv $@.tmp $@
 
 # ---------------------------------------------------------------------------
 # Unit tests of the pure core: no PostgreSQL headers, linked with cmocka.

@@ -118,3 +118,37 @@ CONF
 		-l "$dir/server.log" >/dev/null
 	runuser -u "$MZ_USER" -- "$PG_BIN/createdb" -h "$dir" -p "$port" "$db"
 }
+
+# The last commit whose catalog is version 0.1 (its library and install
+# script): test/t/019_upgrade.pl upgrades a cluster that ran it.
+MZ_CATALOG_0_1_COMMIT=f9976c3
+
+# Build and install the 0.1 library, from the repository's history, into a
+# PostgreSQL copy of its own next to the build tree (${MZ_BUILD}-0.1/pgroot),
+# once per commit; MZCOORD_OLD_INSTALL then names its installation for the
+# TAP suite.  Without git history (a plain copy of the tree) nothing is
+# built and 019_upgrade.pl skips the part that needs the old library.
+build_old_install() {
+	local old=${MZ_BUILD}-0.1
+	local root=$old/pgroot
+	local bin=$root/usr/lib/postgresql/15
+	local stamp=$old/installed-commit
+	if ! git -C "$MZ_SRC" rev-parse -q --verify "$MZ_CATALOG_0_1_COMMIT^{commit}" >/dev/null 2>&1; then
+		echo "no git history: the 0.1 library is not built, 019_upgrade.pl skips its old-library part" >&2
+		return 0
+	fi
+	if [ "$(cat "$stamp" 2>/dev/null)" != "$MZ_CATALOG_0_1_COMMIT" ]; then
+		say "building the 0.1 library ($MZ_CATALOG_0_1_COMMIT) into $root"
+		rm -rf "$old"
+		mkdir -p "$old/src" "$root/usr/lib/postgresql" "$root/usr/share/postgresql" "$root/usr/include"
+		cp -a /usr/lib/postgresql/15 "$root/usr/lib/postgresql/"
+		cp -a /usr/share/postgresql/15 "$root/usr/share/postgresql/"
+		cp -a /usr/include/postgresql "$root/usr/include/"
+		git -C "$MZ_SRC" archive "$MZ_CATALOG_0_1_COMMIT" | tar -x -C "$old/src"
+		chown -R "$MZ_USER": "$old"
+		runuser -u "$MZ_USER" -- make -s -C "$old/src" PG_CONFIG="$bin/bin/pg_config" -j"$(nproc)" >/dev/null
+		runuser -u "$MZ_USER" -- make -s -C "$old/src" PG_CONFIG="$bin/bin/pg_config" install >/dev/null
+		echo "$MZ_CATALOG_0_1_COMMIT" >"$stamp"
+	fi
+	export MZCOORD_OLD_INSTALL=$bin
+}

@@ -19,6 +19,8 @@ require_root
 ensure_packages
 sync_build_tree
 build_and_install
+# The 0.1 library, for the upgrade test (test/t/019_upgrade.pl).
+case " ${suites[*]} " in *" tap "*) build_old_install ;; esac
 
 show_failure() {
 	local f

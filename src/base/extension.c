@@ -110,11 +110,14 @@
 #include "storage/shmem.h"
 #include "storage/sinvaladt.h"
 #include "tcop/utility.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/resowner.h"
 
 #include "extension.h"
+#include "ids.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_extension_guard_sql);
 
@@ -532,10 +535,11 @@ mzcoord_install_drop_hook(void)
 }
 
 /*
- * Is the extension installed, committed, and not being dropped or altered?
- * Must run inside a transaction.  On success the share lock on the extension
- * is held until the end of the transaction, so the extension's objects stay
- * in place for the whole tick.
+ * Is the extension installed, committed, not being dropped or altered, and
+ * is its catalog the version this library runs against?  Must run inside a
+ * transaction.  On success the share lock on the extension is held until
+ * the end of the transaction, so the extension's objects stay in place for
+ * the whole tick.
  */
 bool
 mzcoord_extension_ready(void)
@@ -551,5 +555,82 @@ mzcoord_extension_ready(void)
 									   AccessShareLock))
 		return false;
 	/* Taking the lock absorbed invalidations: look again. */
-	return get_extension_oid("mzcoord", true) == extoid;
+	if (get_extension_oid("mzcoord", true) != extoid)
+		return false;
+
+	/*
+	 * A catalog of another version (the library was updated, ALTER
+	 * EXTENSION mzcoord UPDATE has not run yet): nothing of this library
+	 * may run against it.
+	 */
+	return mzcoord_extension_current(extoid);
+}
+
+/* ----------------------------------------------------------------
+ * The catalog version
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The version of the catalog of extension ext (pg_extension.extversion),
+ * palloc'd, or NULL if there is no such extension.  Inside a transaction.
+ */
+char *
+mzcoord_extension_version(Oid ext)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	char	   *version = NULL;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(ext));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, Anum_pg_extension_extversion,
+									 RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			version = text_to_cstring(DatumGetTextPP(d));
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return version;
+}
+
+/*
+ * Is the catalog of extension ext the version this library runs against
+ * (MZC_CATALOG_VERSION)?
+ */
+bool
+mzcoord_extension_current(Oid ext)
+{
+	char	   *version = mzcoord_extension_version(ext);
+
+	return version != NULL && strcmp(version, MZC_CATALOG_VERSION) == 0;
+}
+
+/*
+ * Raise 55000 unless the catalog of extension ext is the version this
+ * library runs against: the coordinator does not serve another version, so
+ * waiting for it would only time out.
+ */
+void
+mzcoord_extension_require_current(Oid ext)
+{
+	char	   *version = mzcoord_extension_version(ext);
+
+	if (version == NULL || strcmp(version, MZC_CATALOG_VERSION) == 0)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("extension \"mzcoord\" is at version %s, but its library needs version %s",
+					version, MZC_CATALOG_VERSION),
+			 errdetail("The coordinator does not run against the catalog of another version."),
+			 errhint("Run ALTER EXTENSION mzcoord UPDATE.")));
 }

@@ -16,6 +16,15 @@
 
 #include "policy.h"
 
+/*
+ * The catalog version this library runs against: the extversion of
+ * extension mzcoord, and default_version in mzcoord.control (the Makefile
+ * refuses to build the install script if they differ).  Against any other
+ * version the coordinator waits and SQL calls that need it fail (55000)
+ * until ALTER EXTENSION mzcoord UPDATE (src/base/extension.c).
+ */
+#define MZC_CATALOG_VERSION "0.2"
+
 /* Item kinds, as stored in mzcoord.items.kind. */
 typedef enum MzcKind
 {

@@ -399,6 +399,13 @@ mzcoord_ctl_require_ready_fn(Oid fn_oid)
 	ext = get_extension_oid("mzcoord", true);
 
 	/*
+	 * A catalog of another version is never served (the coordinator waits
+	 * for ALTER EXTENSION mzcoord UPDATE): fail now rather than time out.
+	 */
+	if (OidIsValid(ext))
+		mzcoord_extension_require_current(ext);
+
+	/*
 	 * The extension was created by this very transaction: the coordinator
 	 * cannot load it before it commits.  Timestamps are valid all the same
 	 * (the oracle is set up at server start), and the bootstrap after the

@@ -20,6 +20,10 @@
  *   that first checks that the extension exists and is not being dropped or
  *   altered (it takes a conditional share lock on the extension object, which
  *   DROP EXTENSION holds exclusively); without the extension it does nothing.
+ *   An extension whose catalog is of another version than the library's
+ *   (MZC_CATALOG_VERSION: the library was updated, ALTER EXTENSION mzcoord
+ *   UPDATE has not run yet) counts as absent too: the coordinator waits,
+ *   says so once in the log, and starts when the update has committed.
  *   An error inside a tick is recorded in shared memory for
  *   mzcoord.worker_status(), then ends the process; the launcher restarts it.
  *
@@ -457,6 +461,31 @@ mzc_claim_coordinator(void)
 	return claimed;
 }
 
+/* Whether the coordinator said it waits for the update since it last ran. */
+static bool said_outdated = false;
+
+/*
+ * The extension exists but its catalog is of another version than this
+ * library's: say so (once until the coordinator runs again) and return
+ * true.  Inside the tick's transaction.
+ */
+static bool
+mzc_extension_outdated(Oid ext)
+{
+	char	   *version = mzcoord_extension_version(ext);
+
+	if (version == NULL || strcmp(version, MZC_CATALOG_VERSION) == 0)
+		return false;
+	if (!said_outdated)
+		ereport(LOG,
+				(errmsg("mzcoord coordinator is waiting for ALTER EXTENSION mzcoord UPDATE in database \"%s\"",
+						mzcoord_database),
+				 errdetail("The extension's catalog is at version %s; this library needs version %s.",
+						   version, MZC_CATALOG_VERSION)));
+	said_outdated = true;
+	return true;
+}
+
 /*
  * One tick: a transaction that runs every step if the extension is ready.
  * Returns whether the steps ran.
@@ -465,6 +494,8 @@ static bool
 mzc_coordinator_tick(MemoryContext tick_cxt)
 {
 	bool		ran = false;
+	bool		outdated = false;
+	Oid			ext;
 	TimestampTz start = GetCurrentTimestamp();
 	MemoryContext old;
 
@@ -481,12 +512,15 @@ mzc_coordinator_tick(MemoryContext tick_cxt)
 		 */
 		mzcoord_controller_tick();
 		ran = true;
+		said_outdated = false;
 	}
-	else if (!OidIsValid(get_extension_oid("mzcoord", true)))
+	else if (!OidIsValid(ext = get_extension_oid("mzcoord", true)))
 	{
 		/* The extension is gone: forget its collections. */
 		mzcoord_controller_reset();
 	}
+	else
+		outdated = mzc_extension_outdated(ext);
 
 	MemoryContextSwitchTo(old);
 	CommitTransactionCommand();
@@ -514,7 +548,8 @@ mzc_coordinator_tick(MemoryContext tick_cxt)
 		SpinLockRelease(&ws->mutex);
 	}
 	else
-		mzc_set_state(MZC_WORKER_WAITING_EXTENSION);
+		mzc_set_state(outdated ? MZC_WORKER_WAITING_UPDATE :
+					  MZC_WORKER_WAITING_EXTENSION);
 
 	return ran;
 }
@@ -594,6 +629,8 @@ mzc_state_name(MzcWorkerState state)
 			return "waiting for extension";
 		case MZC_WORKER_RUNNING:
 			return "running";
+		case MZC_WORKER_WAITING_UPDATE:
+			return "waiting for extension update";
 	}
 	return "unknown";
 }

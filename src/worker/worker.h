@@ -30,7 +30,10 @@ typedef enum MzcWorkerState
 	MZC_WORKER_WAITING_DATABASE,	/* mzcoord.database does not exist */
 	MZC_WORKER_STARTING,		/* coordinator registered, not yet running */
 	MZC_WORKER_WAITING_EXTENSION,	/* connected, extension absent or busy */
-	MZC_WORKER_RUNNING			/* ticking with the extension present */
+	MZC_WORKER_RUNNING,			/* ticking with the extension present */
+	MZC_WORKER_WAITING_UPDATE	/* the extension's catalog is of another
+								 * version: waits for ALTER EXTENSION mzcoord
+								 * UPDATE */
 } MzcWorkerState;
 
 
