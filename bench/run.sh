@@ -5,7 +5,7 @@
 # Usage (as root, on Debian 12):
 #   bench/run.sh [--quick] [--only B1,B6,...]
 #
-#   --quick   small sizes and short runs (about 2 minutes)
+#   --quick   small sizes and short runs (a few minutes)
 #   --only    run only the listed benchmarks
 #
 # It builds and installs mzcoord (like scripts/test.sh), starts a private
@@ -29,6 +29,7 @@ done
 BENCH_DIR=${MZCOORD_BENCH_DIR:-/var/tmp/mzcoord-bench}
 PORT=${MZCOORD_BENCH_PORT:-5497}
 PGDATA=$BENCH_DIR/data
+SOCK=$BENCH_DIR			# the running cluster's socket directory (B10 has its own)
 DB=bench
 RESULTS_DIR=$MZ_SRC/bench/results
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
@@ -37,9 +38,11 @@ RAW=$BENCH_DIR/raw.csv
 if [ $QUICK = 1 ]; then
 	ROUNDS=3; PGB_SECS=2; NCAT=1000; BATCH=50; BULK=100000; TICK_SECS=3
 	READ_ROWS=100000; RECENT=20000; COMPACT_UPDATES=200000; COMPACT_KEYS=20000
+	NIDX=200; IDX_BATCH=50; NPUB=10000
 else
 	ROUNDS=5; PGB_SECS=8; NCAT=10000; BATCH=100; BULK=1000000; TICK_SECS=10
 	READ_ROWS=1000000; RECENT=100000; COMPACT_UPDATES=1000000; COMPACT_KEYS=100000
+	NIDX=1000; IDX_BATCH=100; NPUB=100000
 fi
 
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
@@ -47,12 +50,12 @@ want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 pgctl() { runuser -u "$MZ_USER" -- "$PG_BIN/pg_ctl" -D "$PGDATA" "$@"; }
 sql() {
 	runuser -u "$MZ_USER" -- "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 \
-		-h "$BENCH_DIR" -p "$PORT" -d "$DB" "$@"
+		-h "$SOCK" -p "$PORT" -d "$DB" "$@"
 }
 pgbench_tps() {
 	# pgbench_tps <clients> <script file>: prints the TPS
 	local c=$1 f=$2
-	runuser -u "$MZ_USER" -- "$PG_BIN/pgbench" -n -h "$BENCH_DIR" -p "$PORT" \
+	runuser -u "$MZ_USER" -- "$PG_BIN/pgbench" -n -h "$SOCK" -p "$PORT" \
 		-c "$c" -j "$c" -T "$PGB_SECS" -f "$f" "$DB" 2>/dev/null |
 		awk '/^tps = / { print $3; exit }'
 }
@@ -68,10 +71,14 @@ wait_ready() {
 	return 1
 }
 
+# start_cluster [<dir> <max_collections>]: a new private cluster in <dir>
+# (default $BENCH_DIR), which becomes the one sql() talks to.
 start_cluster() {
+	SOCK=${1:-$BENCH_DIR}
+	PGDATA=$SOCK/data
 	say "starting a private cluster in $PGDATA on port $PORT"
-	init_private_cluster "$BENCH_DIR" "$PORT" "$DB" "\
-mzcoord.max_collections = 25000
+	init_private_cluster "$SOCK" "$PORT" "$DB" "\
+mzcoord.max_collections = ${2:-25000}
 mzcoord.max_holds = 100000
 max_connections = 60
 shared_buffers = 1GB
@@ -279,6 +286,37 @@ SQL
 	sql -c "SELECT round(ms::numeric, 4) FROM bench_times WHERE label = 'create'"
 }
 
+# Register a table and create NIDX identical indexes on it with
+# mzcoord.create_index, one transaction each (timed on the server); prints
+# the mean ms per item of the first IDX_BATCH and of the last IDX_BATCH.
+# Drops them all afterwards.
+create_indexes() {
+	sql -c "CREATE TABLE IF NOT EXISTS bench_times (label text, ms float8)" \
+		-c "CREATE TABLE b6ix (a int, b int)" -c "SELECT mzcoord.create_table('b6ix')" >/dev/null
+	sql <<SQL
+DELETE FROM bench_times WHERE label IN ('idx first', 'idx last');
+DO \$\$
+DECLARE
+    t0 timestamptz;
+    ms float8[] := '{}';
+BEGIN
+    FOR i IN 1..$NIDX LOOP
+        t0 := clock_timestamp();
+        PERFORM mzcoord.create_index('b6ix_' || i, 'b6ix'::regclass, ARRAY['a']);
+        COMMIT;
+        ms := ms || extract(epoch FROM clock_timestamp() - t0) * 1000;
+    END LOOP;
+    INSERT INTO bench_times SELECT 'idx first', avg(x) FROM unnest(ms[1:$IDX_BATCH]) x;
+    INSERT INTO bench_times SELECT 'idx last', avg(x) FROM unnest(ms[$((NIDX - IDX_BATCH + 1)):$NIDX]) x;
+END
+\$\$;
+SQL
+	sql -c "SELECT mzcoord.drop('b6ix', true)" -c "DROP TABLE IF EXISTS b6ix" >/dev/null
+	sql -F ' ' -c "SELECT round(f.ms::numeric, 4), round(l.ms::numeric, 4)
+	                 FROM bench_times f, bench_times l
+	                WHERE f.label = 'idx first' AND l.label = 'idx last'"
+}
+
 drop_items() {
 	local prefix=$1 from=$2 to=$3
 	sql <<SQL >/dev/null
@@ -320,6 +358,16 @@ bench_catalog() {
 		done
 	fi
 
+	if want B6; then
+		say "B6: $NIDX identical indexes on one relation, last $IDX_BATCH vs first $IDX_BATCH"
+		for r in $(seq 1 "$ROUNDS"); do
+			local times
+			times=$(create_indexes)
+			record B6 "$NIDX indexes per item" baseline ms "$r" "${times% *}"
+			record B6 "$NIDX indexes per item" mzcoord ms "$r" "${times#* }"
+		done
+	fi
+
 	say "filling the catalog to $((first_big - 1)) items"
 	create_items fill 1 $((first_big - 1)) >/dev/null
 
@@ -342,7 +390,7 @@ bench_catalog() {
 		printf '\\set k random(1, %d)\nINSERT INTO fill:k VALUES (1);\n' "$nw" >"$f"
 		chown "$MZ_USER" "$f"
 		for r in $(seq 1 "$ROUNDS"); do
-			runuser -u "$MZ_USER" -- "$PG_BIN/pgbench" -n -h "$BENCH_DIR" -p "$PORT" \
+			runuser -u "$MZ_USER" -- "$PG_BIN/pgbench" -n -h "$SOCK" -p "$PORT" \
 				-c 2 -j 2 -R 200 -T $((TICK_SECS + 2)) -f "$f" "$DB" >/dev/null 2>&1 &
 			local pid=$!
 			sleep 1
@@ -361,6 +409,112 @@ bench_catalog() {
 			record B8 "$NCAT collections" baseline ms "$r" "$(sql -f "$MZ_BUILD/bench/read_catalog.sql")"
 		done
 	fi
+}
+
+# --------------------------------------------------------------------------
+# B10: publication of compaction bounds, 1% and 100% of NPUB collections
+# changed, vs one UPDATE of as many rows of a plain table from unnest lists
+# --------------------------------------------------------------------------
+
+# The duration of the tick that publishes the bounds of collections 1..$1 of
+# b10_rels after their policies moved (retain history from 30000 days, under
+# which the since never moves, to 1 second): the policies are changed in
+# one transaction, then the tick whose commit makes the bound of the last of
+# them visible is the one measured (worker_status().last_tick_ms).  The
+# policies are moved back afterwards (the since stays where it is).
+pub_tick_ms() {
+	local c=$1
+	sql <<SQL
+DO \$\$
+DECLARE
+    probe text;
+    old bigint;
+    cur bigint;
+    t_prev bigint;
+    t_now bigint;
+    ms float8;
+BEGIN
+    SELECT global_id INTO probe FROM b10_rels WHERE i = $c;
+    SELECT bound INTO old FROM mzcoord.compaction_bounds WHERE global_id = probe;
+    PERFORM mzcoord.set_retain_history(rel, '1 second') FROM b10_rels WHERE i <= $c;
+    COMMIT;
+    -- t_prev: the tick count read before a read that did not see the
+    -- publication, so the publishing tick ends after it (ticks are a
+    -- second apart; a poll takes a few ms).
+    SELECT ticks INTO t_prev FROM mzcoord.worker_status();
+    FOR n IN 1..60000 LOOP
+        SELECT bound INTO cur FROM mzcoord.compaction_bounds WHERE global_id = probe;
+        EXIT WHEN cur > old;
+        SELECT ticks INTO t_prev FROM mzcoord.worker_status();
+        PERFORM pg_sleep(0.002);
+    END LOOP;
+    LOOP
+        SELECT ticks, last_tick_ms INTO t_now, ms FROM mzcoord.worker_status();
+        EXIT WHEN t_now > t_prev;
+        PERFORM pg_sleep(0.002);
+    END LOOP;
+    PERFORM set_config('bench.ms', CASE WHEN cur > old AND t_now = t_prev + 1
+                                        THEN ms::text ELSE 'nan' END, false);
+    PERFORM mzcoord.set_retain_history(rel, '30000 days') FROM b10_rels WHERE i <= $c;
+    COMMIT;
+END
+\$\$;
+SELECT round(current_setting('bench.ms')::numeric, 3);
+SQL
+	sleep 1.5	# the next publication of these collections is not rate-limited
+}
+
+bench_b10() {
+	local n=$NPUB k=$((NPUB / 100))
+	say "B10: publication with $n collections, $k (1%) and $n (100%) changed"
+	pgctl stop -m fast >/dev/null
+	start_cluster "$BENCH_DIR/b10" $((n + 1000))
+	say "B10: registering $n tables (retain history 30000 days: their sinces stay)"
+	local t0=$SECONDS
+	sql <<SQL >/dev/null
+DO \$\$
+BEGIN
+    FOR i IN 1..$n LOOP
+        EXECUTE format('CREATE TABLE %I (a int)', 'p' || i);
+        PERFORM mzcoord.create_table(('p' || i)::regclass, '30000 days');
+        IF i % 500 = 0 THEN COMMIT; END IF;
+    END LOOP;
+END
+\$\$;
+CREATE TABLE b10_rels AS
+SELECT i, ('p' || i)::regclass AS rel, s.global_id
+  FROM generate_series(1, $n) i
+  JOIN mzcoord.storage s ON s.relation = ('p' || i)::regclass;
+CREATE UNIQUE INDEX ON b10_rels (i);
+-- The baseline: a plain table shaped like mzcoord.compaction_bounds, and
+-- the lists its UPDATE reads.
+CREATE TABLE b10_base (global_id text PRIMARY KEY, bound bigint, epoch bigint,
+                       published_at timestamptz);
+INSERT INTO b10_base SELECT global_id, 0, 0, now() FROM b10_rels;
+CREATE TABLE b10_lists (c int, gids text[], bounds bigint[]);
+INSERT INTO b10_lists
+SELECT c, array_agg(global_id ORDER BY i), array_agg(i::bigint ORDER BY i)
+  FROM b10_rels, (VALUES ($k), ($n)) v(c) WHERE i <= c GROUP BY c;
+VACUUM ANALYZE;
+SQL
+	echo "       registered in $((SECONDS - t0)) s"
+	wait_ready
+	sleep 3
+	local base="UPDATE b10_base b SET bound = b.bound + v.bound, epoch = 1, published_at = now()
+	              FROM b10_lists l, unnest(l.gids, l.bounds) AS v(gid, bound)
+	             WHERE l.c = CNT AND b.global_id = v.gid"
+	for r in $(seq 1 "$ROUNDS"); do
+		record B10 "idle tick ($n colls)" mzcoord ms_per_tick "$r" "$(mean_tick_ms)"
+		local m1 b1 ma ba
+		m1=$(pub_tick_ms "$k"); record B10 "1% ($k) changed" mzcoord ms "$r" "$m1"
+		b1=$(time_sql "${base//CNT/$k}"); record B10 "1% ($k) changed" baseline ms "$r" "$b1"
+		ma=$(pub_tick_ms "$n"); record B10 "100% ($n) changed" mzcoord ms "$r" "$ma"
+		ba=$(time_sql "${base//CNT/$n}"); record B10 "100% ($n) changed" baseline ms "$r" "$ba"
+		record B10 "1%/100% (fraction)" mzcoord ratio "$r" \
+			"$(awk -v a="$m1" -v b="$ma" 'BEGIN { if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.4f\n", a / b; else print "nan" }')"
+		record B10 "1%/100% (fraction)" baseline ratio "$r" \
+			"$(awk -v a="$b1" -v b="$ba" 'BEGIN { if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.4f\n", a / b; else print "nan" }')"
+	done
 }
 
 # --------------------------------------------------------------------------
@@ -417,6 +571,11 @@ require_root
 ensure_packages bsdextrautils	# column(1) for the report
 sync_build_tree
 build_and_install
+# A B10 cluster left running by an interrupted run would lose its files to
+# start_cluster (which empties $BENCH_DIR) and keep running: stop it first.
+if [ -f "$BENCH_DIR/b10/data/postmaster.pid" ]; then
+	runuser -u "$MZ_USER" -- "$PG_BIN/pg_ctl" -D "$BENCH_DIR/b10/data" stop -m fast >/dev/null || true
+fi
 start_cluster
 : >"$RAW"
 
@@ -426,6 +585,7 @@ want B3 && bench_b3
 if want B4 || want B5; then bench_reads; fi
 want B9 && bench_b9
 if want B6 || want B7 || want B8; then bench_catalog; fi
+want B10 && bench_b10	# last: it replaces the cluster with one of its own
 
 report
 pgctl stop -m fast >/dev/null
