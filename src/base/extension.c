@@ -572,34 +572,51 @@ mzcoord_extension_ready(void)
  */
 
 /*
- * The version of the catalog of extension ext (pg_extension.extversion),
- * palloc'd, or NULL if there is no such extension.  Inside a transaction.
+ * Looks up extension ext in pg_extension: false if there is none; else
+ * *version (if not NULL) gets its extversion, palloc'd (NULL if null), and
+ * *xmin (if not NULL) the xmin of its row.  Inside a transaction.
  */
-char *
-mzcoord_extension_version(Oid ext)
+bool
+mzcoord_extension_lookup(Oid ext, char **version, TransactionId *xmin)
 {
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tup;
-	char	   *version = NULL;
+	bool		found;
 
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(ext));
 	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
 	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
+	found = HeapTupleIsValid(tup);
+	if (found && version != NULL)
 	{
 		bool		isnull;
 		Datum		d = heap_getattr(tup, Anum_pg_extension_extversion,
 									 RelationGetDescr(rel), &isnull);
 
-		if (!isnull)
-			version = text_to_cstring(DatumGetTextPP(d));
+		*version = isnull ? NULL : text_to_cstring(DatumGetTextPP(d));
 	}
+	if (found && xmin != NULL)
+		*xmin = HeapTupleHeaderGetXmin(tup->t_data);
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
+ * The version of the catalog of extension ext (pg_extension.extversion),
+ * palloc'd, or NULL if there is no such extension.  Inside a transaction.
+ */
+char *
+mzcoord_extension_version(Oid ext)
+{
+	char	   *version = NULL;
+
+	if (!mzcoord_extension_lookup(ext, &version, NULL))
+		return NULL;
 	return version;
 }
 

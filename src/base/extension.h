@@ -23,6 +23,8 @@ extern void mzcoord_extension_guard(void);
 extern void mzcoord_extension_lock_for_dependency(void);
 extern void mzcoord_extension_check_waiters(void);
 extern bool mzcoord_extension_ready(void);
+extern bool mzcoord_extension_lookup(Oid ext, char **version,
+									 TransactionId *xmin);
 extern char *mzcoord_extension_version(Oid ext);
 extern bool mzcoord_extension_current(Oid ext);
 extern void mzcoord_extension_require_current(Oid ext);

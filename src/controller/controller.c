@@ -266,25 +266,15 @@ bool
 mzcoord_ctl_extension_created_here(Oid ext)
 {
 	static LocalTransactionId created_lxid = InvalidLocalTransactionId;
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
+	TransactionId xmin;
 	bool		here = false;
 
 	if (!OidIsValid(ext))
 		return false;
 	if (created_lxid == MyProc->lxid)
 		return true;
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(ext));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-		here = TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data));
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
+	if (mzcoord_extension_lookup(ext, NULL, &xmin))
+		here = TransactionIdIsCurrentTransactionId(xmin);
 	if (here)
 		created_lxid = MyProc->lxid;
 	return here;

@@ -382,23 +382,47 @@ install_counts_locked(int32 entry, bool need_local_hold)
 		l->reader = reader;
 }
 
+/*
+ * Move the lease's count on each of its collections from held_at to `to`
+ * ({}: release them), and have the tick look at each again.  A core
+ * failure is reported (what: the operation) and the collection forgotten
+ * by this lease.  Caller holds the lock.
+ */
+static void
+move_counts_locked(MzcLease *l, const char *what, mzc_frontier to)
+{
+	mzc_error	err;
+
+	for (int i = 0; i < l->nrels; i++)
+	{
+		mzc_status	st;
+
+		if (l->slots[i] < 0)
+			continue;
+		/* A release also works on a dropped collection (waiting for it). */
+		st = to.empty ?
+			mzc_coll_release(&mzcoord_ctl->colls, l->slots[i], l->held_at,
+							 NULL, &err) :
+			mzc_coll_downgrade(&mzcoord_ctl->colls, l->slots[i], l->held_at,
+							   to, NULL, &err);
+		if (st != MZC_OK)
+		{
+			core_failed(what, l, &err);
+			l->slots[i] = -1;
+		}
+		else
+			mzcoord_ctl_mark_recheck(l->slots[i]);
+	}
+}
+
 /* Release the lease's counts and its reader; caller holds the lock. */
 static void
 release_counts_locked(int32 entry)
 {
 	MzcLease   *l = &leases[entry];
-	mzc_error	err;
 
 	if (l->counted)
-		for (int i = 0; i < l->nrels; i++)
-		{
-			if (l->slots[i] < 0)
-				continue;
-			if (mzc_coll_release(&mzcoord_ctl->colls, l->slots[i], l->held_at,
-								 NULL, &err) != MZC_OK)
-				core_failed("release", l, &err);
-			mzcoord_ctl_mark_recheck(l->slots[i]);
-		}
+		move_counts_locked(l, "release", mzc_frontier_empty());
 	l->counted = false;
 
 	/*
@@ -419,19 +443,7 @@ advance_counts_locked(int32 entry, mzc_ts at)
 
 	if (l->counted)
 	{
-		for (int i = 0; i < l->nrels; i++)
-		{
-			if (l->slots[i] < 0)
-				continue;
-			if (mzc_coll_downgrade(&mzcoord_ctl->colls, l->slots[i], l->held_at,
-								   mzc_frontier_at(at), NULL, &err) != MZC_OK)
-			{
-				core_failed("advance", l, &err);
-				l->slots[i] = -1;
-			}
-			else
-				mzcoord_ctl_mark_recheck(l->slots[i]);
-		}
+		move_counts_locked(l, "advance", mzc_frontier_at(at));
 		if (l->reader >= 0 && lease_readers[l->reader].in_use)
 			(void) mzc_shard_leased_downgrade(&lease_area->shard, l->reader,
 											  mzc_frontier_at(at),
