@@ -207,20 +207,25 @@ RETURNS trigger LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    -- Once per statement, set-based: the tick moves the upper of every
+    -- table at once, and only maintained objects have requirements.
     UPDATE mzcoord.read_requirements r
-       SET at = CASE WHEN NEW.upper IS NULL THEN NULL
-                     ELSE greatest(r.at, greatest(NEW.upper - 1, 0)) END
-     WHERE r.item_id = NEW.item_id
+       SET at = CASE WHEN n.upper IS NULL THEN NULL
+                     ELSE greatest(r.at, greatest(n.upper - 1, 0)) END
+      FROM advanced_new n JOIN advanced_old o ON o.global_id = n.global_id
+     WHERE r.item_id = n.item_id
+       AND n.primary_id IS NULL
+       AND n.upper IS DISTINCT FROM o.upper
        AND r.at IS NOT NULL
-       AND (NEW.upper IS NULL OR NEW.upper - 1 > r.at);
+       AND (n.upper IS NULL OR n.upper - 1 > r.at);
     RETURN NULL;
 END
 $$;
 
 CREATE TRIGGER collections_advance_requirements
-    AFTER UPDATE OF upper ON mzcoord.collections
-    FOR EACH ROW
-    WHEN (NEW.upper IS DISTINCT FROM OLD.upper AND NEW.primary_id IS NULL)
+    AFTER UPDATE ON mzcoord.collections
+    REFERENCING OLD TABLE AS advanced_old NEW TABLE AS advanced_new
+    FOR EACH STATEMENT
     EXECUTE FUNCTION mzcoord._advance_requirements();
 
 -- ---------------------------------------------------------------------------
