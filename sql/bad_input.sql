@@ -329,7 +329,7 @@ SELECT count(*) AS templates FROM (SELECT public.bi_add(t) FROM (VALUES
 ('SELECT mzcoord._record_requirements(''u999999'', ARRAY[''u999998''], %T)'),
 ('SELECT mzcoord._lock_input_bounds(NULL)'),
 ('SELECT mzcoord._lock_input_bounds(ARRAY[NULL, ''u1'', ''bogus''])'),
-('SELECT mzcoord._requirement_limit(NULL)'),
+('SELECT mzcoord._protection_limit(NULL)'),
 ('UPDATE mzcoord.compaction_bounds SET bound = bound - 1'),
 ('UPDATE mzcoord.compaction_bounds SET global_id = global_id || ''x'''),
 ('UPDATE mzcoord.compaction_bounds SET bound = %T'),

@@ -100,7 +100,7 @@ SELECT pg_catalog.pg_extension_config_dump('mzcoord.read_requirements', '');
 -- lease table of a later part resolves when it runs.  A lease counts while
 -- now() (the publishing transaction's start) is before its expiry, which
 -- errs on the side of protecting.
-CREATE FUNCTION mzcoord._requirement_limit(p_global_id text)
+CREATE FUNCTION mzcoord._protection_limit(p_global_id text)
 RETURNS bigint LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -137,7 +137,7 @@ BEGIN
             USING ERRCODE = 'check_violation',
                   DETAIL = 'History up to the bound may already be compacted.';
     END IF;
-    v_limit := mzcoord._requirement_limit(NEW.global_id);
+    v_limit := mzcoord._protection_limit(NEW.global_id);
     IF v_limit IS NOT NULL AND (NEW.bound IS NULL OR NEW.bound > v_limit) THEN
         NEW.bound := CASE WHEN OLD.bound IS NULL THEN NULL
                           ELSE greatest(OLD.bound, v_limit) END;
@@ -303,7 +303,7 @@ END
 $$;
 
 REVOKE ALL ON FUNCTION
-    mzcoord._requirement_limit(text),
+    mzcoord._protection_limit(text),
     mzcoord._bounds_guard(),
     mzcoord._requirements_guard(),
     mzcoord._advance_requirements(),
