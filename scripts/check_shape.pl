@@ -6,7 +6,7 @@
 #     includes X.h (one owner per header);
 #  3. a file includes headers of its own plane or of lower planes only, in
 #     the order core < base < timeline < controller < storage, catalog <
-#     worker < init (storage and catalog never include each other);
+#     compute < worker < init (storage and catalog never include each other);
 #  4. the pure core includes no PostgreSQL header and no plane header;
 #  5. the module include graph has no cycle.
 #
@@ -19,7 +19,7 @@ use FindBin;
 
 my $src = shift // "$FindBin::Bin/../src";
 my %rank = (core => 0, base => 1, timeline => 2, controller => 3,
-			storage => 4, catalog => 4, worker => 5, init => 6);
+			storage => 4, catalog => 4, compute => 5, worker => 6, init => 7);
 my (%plane_of, %files_of, %edges, @bad);
 
 sub slurp { local (@ARGV, $/) = @_; return <> }

@@ -25,6 +25,18 @@ mzcoord_kind_name(MzcKind kind)
 }
 
 bool
+mzcoord_kind_has_history(MzcKind kind)
+{
+	return kind == MZC_KIND_TABLE || mzcoord_kind_is_fed(kind);
+}
+
+bool
+mzcoord_kind_is_fed(MzcKind kind)
+{
+	return kind == MZC_KIND_SOURCE || kind == MZC_KIND_MATERIALIZED_VIEW;
+}
+
+bool
 mzcoord_kind_parse(const char *name, MzcKind *kind)
 {
 	for (int i = 0; i < lengthof(kind_names); i++)

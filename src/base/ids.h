@@ -39,6 +39,16 @@ extern const char *mzcoord_kind_name(MzcKind kind);
 extern bool mzcoord_kind_parse(const char *name, MzcKind *kind);
 
 /*
+ * Kinds whose collection has a history relation (storage): tables, sources
+ * and materialized views.  Of these, a "fed" history is written by explicit
+ * appends at chosen times (a source's appends, a materialized view's
+ * refreshes), and its relation, guarded against direct writes, shows the
+ * contents at upper - 1; a table's history is captured from its writes.
+ */
+extern bool mzcoord_kind_has_history(MzcKind kind);
+extern bool mzcoord_kind_is_fed(MzcKind kind);
+
+/*
  * Global ids are "u<N>" with N > 0; shared memory keys collections by N.
  * MZC_GID_FMT formats N back into the text form (for messages and SPI).
  */

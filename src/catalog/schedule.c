@@ -413,6 +413,58 @@ refresh_first(MzcRefreshClause *clauses, int n, int64 as_of)
 	return first;
 }
 
+/*
+ * The least refresh time after `after` of a schedule whose view started at
+ * as_of (an unaligned 'every' counts from there; 'at creation' was the
+ * first refresh only).  Returns false when the schedule has no refresh
+ * after `after` (or none that is representable): the view's upper becomes
+ * the empty frontier, every later time being complete.
+ */
+bool
+mzcoord_refresh_next(ArrayType *schedule, int64 as_of, int64 after,
+					 int64 *next)
+{
+	int			n;
+	MzcRefreshClause *clauses = parse_refresh(schedule, &n);
+	bool		found = false;
+
+	for (int i = 0; i < n; i++)
+	{
+		MzcRefreshClause *c = &clauses[i];
+		int64		base;
+		int64		d;
+		int64		k;
+		int64		step;
+		int64		t;
+
+		if (c->kind == MZC_REFRESH_AT_CREATION)
+			continue;
+		if (c->kind == MZC_REFRESH_AT)
+		{
+			if (c->at <= after)
+				continue;
+			t = c->at;
+		}
+		else
+		{
+			/* The least base + k * every_ms > after. */
+			base = c->aligned ? c->aligned_to : as_of;
+			if (pg_sub_s64_overflow(after, base, &d))
+				continue;
+			k = d < 0 ? -((-d) / c->every_ms) : d / c->every_ms + 1;
+			if (pg_mul_s64_overflow(k, c->every_ms, &step) ||
+				pg_add_s64_overflow(base, step, &t))
+				continue;
+			if (t <= after)		/* d < 0 and a multiple: one step more */
+				t += c->every_ms;
+		}
+		if (!found || t < *next)
+			*next = t;
+		found = true;
+	}
+	return found;
+}
+
 /* SQL: mzcoord._refresh_first(schedule text[], as_of bigint) RETURNS bigint */
 Datum
 mzcoord_sql_refresh_first(PG_FUNCTION_ARGS)

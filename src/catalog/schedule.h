@@ -19,5 +19,7 @@
 
 extern int64 mzcoord_retain_history_ms(Interval *iv);
 extern ArrayType *mzcoord_refresh_canonical(ArrayType *clauses);
+extern bool mzcoord_refresh_next(ArrayType *schedule, int64 as_of,
+								 int64 after, int64 *next);
 
 #endif							/* MZCOORD_SCHEDULE_H */

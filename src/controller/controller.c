@@ -527,15 +527,18 @@ mzcoord_ctl_take_rechecks(int32 *out)
 }
 
 /*
- * Have every tick visit slot if it is a table or depends on others (called
- * once at its creation).
+ * Have every tick visit slot if it is a table, depends on others, or is
+ * maintained (a materialized view or sink: the maintenance pass lists them
+ * from here) (called once at its creation).
  */
 void
 mzcoord_ctl_track_slot(int32 slot)
 {
+	MzcKind		kind = mzcoord_ctl_info[slot].kind;
+
 	mzcoord_ctl_info[slot].tick_pos = -1;
-	if (mzcoord_ctl_info[slot].kind != MZC_KIND_TABLE &&
-		mzcoord_ctl_slots[slot].ndeps == 0)
+	if (kind != MZC_KIND_TABLE && kind != MZC_KIND_MATERIALIZED_VIEW &&
+		kind != MZC_KIND_SINK && mzcoord_ctl_slots[slot].ndeps == 0)
 		return;
 	mzcoord_ctl_info[slot].tick_pos = mzcoord_ctl->ntick_slots;
 	mzcoord_ctl_tick_slots[mzcoord_ctl->ntick_slots++] = slot;
@@ -630,6 +633,47 @@ mzcoord_ctl_list_collections(MzcCollectionInfo **out)
 				fill_info_locked(s, &infos[n++]);
 	LWLockRelease(mzcoord_ctl->lock);
 	*out = infos;
+	return n;
+}
+
+/*
+ * The materialized views and sinks whose upper is not the empty frontier,
+ * each with the least upper of its inputs (what it can be brought up to):
+ * the maintenance pass's work list, in one shared-locked visit of the
+ * tracked slots (every collection with inputs is tracked).  Returns how
+ * many; *out is palloc'd.
+ */
+int
+mzcoord_ctl_list_maintained(MzcMaintainedInfo **out)
+{
+	MzcMaintainedInfo *list;
+	int			n = 0;
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	list = palloc(sizeof(MzcMaintainedInfo) * Max(mzcoord_ctl->ntick_slots, 1));
+	if (mzcoord_ctl->ready)
+		for (int32 i = 0; i < mzcoord_ctl->ntick_slots; i++)
+		{
+			int32		s = mzcoord_ctl_tick_slots[i];
+			mzc_collection *c = &mzcoord_ctl_slots[s];
+			MzcKind		kind = mzcoord_ctl_info[s].kind;
+			mzc_frontier least = mzc_frontier_empty();
+
+			if (c->state != MZC_COLL_ACTIVE || c->upper.empty ||
+				(kind != MZC_KIND_MATERIALIZED_VIEW && kind != MZC_KIND_SINK))
+				continue;
+			for (int d = 0; d < c->ndeps; d++)
+				least = mzc_frontier_meet(least,
+										  mzcoord_ctl_slot_upper(c->deps[d],
+																 mzcoord_ctl->table_upper));
+			list[n].gid = mzcoord_ctl_info[s].gid;
+			list[n].kind = kind;
+			list[n].upper = c->upper;
+			list[n].inputs_upper = least;
+			n++;
+		}
+	LWLockRelease(mzcoord_ctl->lock);
+	*out = list;
 	return n;
 }
 

@@ -232,6 +232,17 @@ extern Datum mzcoord_frontier_datum(mzc_frontier f, bool *isnull);
 /* The data plane's view; each takes the lock shared. */
 extern bool mzcoord_ctl_lookup_rel(Oid relid, MzcCollectionInfo *info);
 extern bool mzcoord_ctl_lookup_gid(int64 gid, MzcCollectionInfo *info);
+
+/* A materialized view or sink, and the least upper of its inputs. */
+typedef struct MzcMaintainedInfo
+{
+	int64		gid;
+	MzcKind		kind;
+	mzc_frontier upper;
+	mzc_frontier inputs_upper;	/* {} without inputs, or all sealed */
+} MzcMaintainedInfo;
+
+extern int	mzcoord_ctl_list_maintained(MzcMaintainedInfo **out);
 extern int	mzcoord_ctl_list_collections(MzcCollectionInfo **out);
 
 #endif							/* MZCOORD_CONTROLLER_H */

@@ -61,7 +61,7 @@ typedef struct MzcPersistRow
 	int64		gid;
 	mzc_frontier since;
 	mzc_frontier upper;
-	bool		own_upper;		/* the tick writes its upper (not a source) */
+	bool		own_upper;		/* the tick writes its upper (see below) */
 	bool		publish;		/* publish its bound (not in read-only mode) */
 	bool		written;		/* set by persist_rows */
 	mzc_frontier committed;		/* since written (the bound, for one with a bound) */
@@ -86,6 +86,18 @@ durable_since(int32 slot, const mzc_frontier *min_dep_hold)
 	/* Nor beyond an active lease, which a restart must find protected. */
 	f = mzc_frontier_meet(f, mzcoord_lease_limit_locked(slot));
 	return f;
+}
+
+/*
+ * Does the tick write the durable upper of a collection of this kind?  Not
+ * of a source, a materialized view or a sink: their upper is their
+ * progress, written by the transaction that makes it (an advance, a
+ * refresh, an export) together with its data.  One writer per column.
+ */
+bool
+mzcoord_tick_owns_upper(MzcKind kind)
+{
+	return kind == MZC_KIND_TABLE || kind == MZC_KIND_INDEX;
 }
 
 static int
@@ -287,6 +299,31 @@ advance_tables_locked(mzc_ts table_upper)
 }
 
 /*
+ * An index shows its relation's current contents: its upper follows the
+ * upper of what it indexes (and its hold on it follows its since, so it
+ * never pins it).  Visits the tracked slots after the tables moved; caller
+ * holds the lock exclusively.
+ */
+static void
+advance_indexes_locked(mzc_ts table_upper)
+{
+	for (int32 i = 0; i < mzcoord_ctl->ntick_slots; i++)
+	{
+		int32		s = mzcoord_ctl_tick_slots[i];
+		mzc_collection *c = &mzcoord_ctl_slots[s];
+		mzc_frontier want;
+
+		if (c->state != MZC_COLL_ACTIVE ||
+			mzcoord_ctl_info[s].kind != MZC_KIND_INDEX || c->ndeps != 1)
+			continue;
+		want = mzcoord_ctl_slot_upper(c->deps[0], table_upper);
+		if (mzc_frontier_lt(c->upper, want))
+			(void) mzc_coll_advance_upper(&mzcoord_ctl->colls, s, want,
+										  NULL, NULL);
+	}
+}
+
+/*
  * Where dependents hold each collection (min_dep_hold[slot], which the
  * caller set to {} for every slot), from the tracked slots; caller holds
  * the lock.
@@ -396,7 +433,7 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 	row->gid = mzcoord_ctl_info[s].gid;
 	row->since = since;
 	row->upper = upper;
-	row->own_upper = mzcoord_ctl_info[s].kind != MZC_KIND_SOURCE;
+	row->own_upper = mzcoord_tick_owns_upper(mzcoord_ctl_info[s].kind);
 	row->publish = !mzcoord_read_only;
 	return 1;
 }
@@ -501,6 +538,7 @@ mzcoord_controller_tick(void)
 	any_deps = advance_tables_locked(table_upper);
 	if (any_deps)
 	{
+		advance_indexes_locked(table_upper);
 		dependent_holds_locked(min_dep_hold);
 		recheck_inputs_of_changed_locked();
 	}

@@ -18,7 +18,7 @@ CREATE TABLE mzcoord.storage (
     CONSTRAINT storage_pkey PRIMARY KEY (global_id),
     CONSTRAINT storage_relation_key UNIQUE (relation),
     CONSTRAINT storage_history_key UNIQUE (history),
-    CONSTRAINT storage_kind_check CHECK (kind IN ('table', 'source')),
+    CONSTRAINT storage_kind_check CHECK (kind IN ('table', 'source', 'materialized_view')),
     CONSTRAINT storage_compacted_check CHECK (compacted >= 0)
 );
 

@@ -357,7 +357,7 @@ compact_states_init(void)
 static bool
 kind_has_history(MzcKind kind)
 {
-	return kind == MZC_KIND_TABLE || kind == MZC_KIND_SOURCE;
+	return mzcoord_kind_has_history(kind);
 }
 
 /*

@@ -276,13 +276,14 @@ follow_columns(Oid relid)
 		relation_close(rel, NoLock);
 		return;
 	}
-	if (kind == MZC_KIND_SOURCE)
+	if (mzcoord_kind_is_fed(kind))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot change the columns of source \"%s\"",
+				 errmsg("cannot change the columns of %s \"%s\"",
+						kind == MZC_KIND_SOURCE ? "source" : "materialized view",
 						RelationGetRelationName(rel)),
-				 errdetail("The columns of a source are fixed when it is created."),
-				 errhint("Create a new source instead.")));
+				 errdetail("Its columns are fixed when it is created."),
+				 errhint("Create a new one instead.")));
 	if (unsafe != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -123,9 +123,10 @@ groups_by_value(Oid typid, Oid collid)
 }
 
 /*
- * How far a collection may be compacted now: its since, and for a source
- * never its upper (an advance applies the updates at times from the upper
- * on to the source's relation; none may be moved there).  -1: not at all.
+ * How far a collection may be compacted now: its since, and for a fed
+ * history (a source, a materialized view) never its upper (an advance
+ * applies the updates at times from the upper on to the relation; none may
+ * be moved there).  -1: not at all.
  */
 int64
 mzcoord_compaction_target(const MzcCollectionInfo *info)
@@ -135,7 +136,7 @@ mzcoord_compaction_target(const MzcCollectionInfo *info)
 	if (info->since.empty)
 		return -1;
 	target = info->since.ts;
-	if (info->kind == MZC_KIND_SOURCE && !info->upper.empty)
+	if (mzcoord_kind_is_fed(info->kind) && !info->upper.empty)
 		target = Min(target, info->upper.ts - 1);
 	return target;
 }

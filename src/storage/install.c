@@ -545,8 +545,9 @@ insert_storage_row(const char *gidtext, Relation rel, const char *kindname,
  * Called by the catalog implications (as the extension owner) when a
  * collection is installed.  Tables and sources get a history; a table's
  * existing rows are recorded at its since (its registration time) and its
- * writes are captured from now on; a source's relation is guarded against
- * direct writes.  Other kinds have no history here.
+ * writes are captured from now on; the relation of a source or a
+ * materialized view (a fed history, written by appends and refreshes) is
+ * guarded against direct writes.  Indexes and sinks have no history.
  */
 Datum
 mzcoord_storage_install(PG_FUNCTION_ARGS)
@@ -578,7 +579,7 @@ mzcoord_storage_install(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unrecognized item kind: \"%s\"", kindname)));
-	if (kind != MZC_KIND_TABLE && kind != MZC_KIND_SOURCE)
+	if (!mzcoord_kind_has_history(kind))
 		PG_RETURN_VOID();
 	if (since < 0)
 		ereport(ERROR,

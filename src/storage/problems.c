@@ -110,8 +110,8 @@ check_contents(ProblemSink *sink, StorageCheckRow *r, Relation rel,
 	int64		missing = 0;
 	int64		extra = 0;
 
-	/* A source's relation shows the contents before its upper. */
-	if (r->kind == MZC_KIND_SOURCE)
+	/* A fed relation (source, materialized view) shows the contents before its upper. */
+	if (mzcoord_kind_is_fed(r->kind))
 	{
 		Oid			argtypes[1] = {TEXTOID};
 		Datum		values[1] = {CStringGetTextDatum(r->gid)};
@@ -276,7 +276,7 @@ check_triggers(ProblemSink *sink, StorageCheckRow *r, Relation rel, Oid fn)
 		}
 	if (enabled != want)
 		problem(sink, r->kind == MZC_KIND_TABLE ? "capture triggers missing or disabled" :
-				"source guard missing or disabled", r->gid,
+				"guard missing or disabled", r->gid,
 				psprintf("%s has %d of its %d triggers enabled",
 						 RelationGetRelationName(rel), enabled, want));
 }
@@ -395,7 +395,7 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 	report_query_rows(&sink, "collection without history",
 					  "SELECT c.global_id FROM mzcoord.collections c"
 					  "  JOIN mzcoord.items i ON i.id OPERATOR(pg_catalog.=) c.item_id"
-					  " WHERE i.kind IN ('table', 'source')"
+					  " WHERE i.kind IN ('table', 'source', 'materialized_view')"
 					  "   AND NOT EXISTS (SELECT 1 FROM mzcoord.storage s"
 					  "                    WHERE s.global_id OPERATOR(pg_catalog.=) c.global_id)"
 					  " ORDER BY 1");

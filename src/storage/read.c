@@ -208,6 +208,36 @@ mzcoord_history_contents(const MzcHistory *h, TupleDesc reldesc,
 	table_close(hrel, AccessShareLock);
 }
 
+/*
+ * Whether snapshot sees no update of h at a time after `after`.  Then the
+ * relation of h shows, in that snapshot, its contents at `after` (given
+ * that every time up to `after` is complete): a table's relation has every
+ * committed update applied, and a fed relation (a source, a materialized
+ * view) every update below its upper.  One probe of the ts index.
+ */
+bool
+mzcoord_history_quiet_after(const MzcHistory *h, Snapshot snapshot,
+							int64 after)
+{
+	Relation	hrel = table_open(h->histid, AccessShareLock);
+	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
+	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
+	IndexScanDesc scan;
+	ScanKeyData key;
+	bool		quiet;
+
+	ScanKeyInit(&key, 1, BTGreaterStrategyNumber, F_INT8GT,
+				Int64GetDatum(after));
+	scan = index_beginscan(hrel, idx, snapshot, 1, 0);
+	index_rescan(scan, &key, 1, NULL, 0);
+	quiet = !index_getnext_slot(scan, ForwardScanDirection, hslot);
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+	ExecDropSingleTupleTableSlot(hslot);
+	table_close(hrel, AccessShareLock);
+	return quiet;
+}
+
 /* ----------------------------------------------------------------
  * SQL: mzcoord.read_at
  * ----------------------------------------------------------------

@@ -28,6 +28,8 @@ extern void mzcoord_history_contents(const MzcHistory *h, TupleDesc reldesc,
 									 Snapshot snapshot, int64 upto,
 									 MzcHistoryRowCallback emit, void *arg,
 									 int64 *negative);
+extern bool mzcoord_history_quiet_after(const MzcHistory *h,
+										Snapshot snapshot, int64 after);
 extern Oid	mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno,
 									 const char *func);
 

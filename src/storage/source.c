@@ -81,6 +81,7 @@ Datum
 mzcoord_source_guard(PG_FUNCTION_ARGS)
 {
 	TriggerData *td = (TriggerData *) fcinfo->context;
+	MzcHistory *h;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -88,6 +89,14 @@ mzcoord_source_guard(PG_FUNCTION_ARGS)
 				 errmsg("mzcoord._source_guard() must be called as a trigger")));
 	if (mzcoord_applying_source(RelationGetRelid(td->tg_relation)))
 		return PointerGetDatum(NULL);
+	h = mzcoord_history_lookup(RelationGetRelid(td->tg_relation), true);
+	if (h != NULL && h->kind == MZC_KIND_MATERIALIZED_VIEW)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot change materialized view \"%s\" directly",
+						RelationGetRelationName(td->tg_relation)),
+				 errdetail("The relation of a materialized view shows its contents at its latest complete time."),
+				 errhint("The coordinator refreshes it; see mzcoord.maintenance_status.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 			 errmsg("cannot change source \"%s\" directly",
@@ -664,6 +673,46 @@ apply_window(const MzcHistory *h, Relation rel, int64 from, int64 upto)
 }
 
 /*
+ * Advance the upper of a fed history (a source, a materialized view) from
+ * current to upper (-1: to the empty frontier, which completes every time)
+ * in the caller's transaction: apply its updates in [current, upper) to its
+ * relation, which the caller locked in SHARE ROW EXCLUSIVE mode, record the
+ * new upper in mzcoord.collections and stage it for the controller, which
+ * publishes it at commit.  Data and upper commit together or not at all.
+ */
+void
+mzcoord_fed_advance(const MzcHistory *h, Relation rel, int64 current,
+					int64 upper)
+{
+	Oid			save_user;
+	int			save_sec;
+	int			save_nest;
+	Oid			argtypes[2] = {TEXTOID, INT8OID};
+	Datum		values[2];
+	char		nulls[2] = {' ', upper < 0 ? 'n' : ' '};
+	SPIPlanPtr	plan;
+
+	apply_window(h, rel, current, upper < 0 ? PG_INT64_MAX : upper);
+
+	values[0] = CStringGetTextDatum(mzcoord_gid_text(h->gid));
+	values[1] = Int64GetDatum(upper);
+	save_nest = mzcoord_become_owner(h->owner, &save_user, &save_sec);
+	mzcoord_spi_connect();
+	plan = prepare_or_fail("UPDATE mzcoord.collections SET upper = $2"
+						   " WHERE global_id OPERATOR(pg_catalog.=) $1",
+						   2, argtypes);
+	if (SPI_execute_snapshot(plan, values, nulls, GetLatestSnapshot(),
+							 InvalidSnapshot, false, true, 0) != SPI_OK_UPDATE ||
+		SPI_processed != 1)
+		elog(ERROR, "could not record the upper of \"%s\"",
+			 RelationGetRelationName(rel));
+	SPI_finish();
+	mzcoord_restore_user(save_user, save_sec, save_nest);
+	mzcoord_stage_upper(h->gid, upper < 0 ? mzc_frontier_empty() :
+						mzc_frontier_at(upper));
+}
+
+/*
  * mzcoord.advance_upper(source regclass, upper bigint) RETURNS void
  *
  * Makes every time before `upper` complete: the source's updates below it
@@ -678,12 +727,6 @@ mzcoord_advance_upper(PG_FUNCTION_ARGS)
 	int64		current;
 	MzcHistory *h;
 	Relation	rel;
-	Oid			save_user;
-	int			save_sec;
-	int			save_nest;
-	Oid			argtypes[2] = {TEXTOID, INT8OID};
-	Datum		values[2];
-	SPIPlanPtr	plan;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -713,31 +756,8 @@ mzcoord_advance_upper(PG_FUNCTION_ARGS)
 				 errmsg("cannot move the upper of source \"%s\" back from " INT64_FORMAT " to " INT64_FORMAT,
 						RelationGetRelationName(rel), current, upper),
 				 errdetail("An upper only advances: the times before it are complete.")));
-	if (upper == current)
-	{
-		table_close(rel, NoLock);
-		PG_RETURN_VOID();
-	}
-
-	apply_window(h, rel, current, upper);
-
-	/* Durable in this transaction, published to the controller at commit. */
-	values[0] = CStringGetTextDatum(mzcoord_gid_text(h->gid));
-	values[1] = Int64GetDatum(upper);
-	save_nest = mzcoord_become_owner(h->owner, &save_user, &save_sec);
-	mzcoord_spi_connect();
-	plan = prepare_or_fail("UPDATE mzcoord.collections SET upper = $2"
-						   " WHERE global_id OPERATOR(pg_catalog.=) $1",
-						   2, argtypes);
-	if (SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, false, true, 0) != SPI_OK_UPDATE ||
-		SPI_processed != 1)
-		elog(ERROR, "could not record the upper of source \"%s\"",
-			 RelationGetRelationName(rel));
-	SPI_finish();
-	mzcoord_restore_user(save_user, save_sec, save_nest);
-	mzcoord_stage_upper(h->gid, mzc_frontier_at(upper));
-
+	if (upper > current)
+		mzcoord_fed_advance(h, rel, current, upper);
 	table_close(rel, NoLock);
 	PG_RETURN_VOID();
 }

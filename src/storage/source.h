@@ -13,7 +13,12 @@
 
 #include "postgres.h"
 
+#include "utils/relcache.h"
+
+#include "history.h"
 
 extern bool mzcoord_applying_source(Oid relid);
+extern void mzcoord_fed_advance(const MzcHistory *h, Relation rel,
+								int64 current, int64 upper);
 
 #endif							/* MZCOORD_SOURCE_H */

@@ -67,6 +67,7 @@
 #include "autocompact.h"
 #include "controller.h"
 #include "extension.h"
+#include "maintain.h"
 #include "ids.h"
 #include "settings.h"
 #include "shmem.h"
@@ -529,6 +530,8 @@ mzc_coordinator_tick(MemoryContext tick_cxt)
 		mzcoord_controller_tick_committed();
 		/* Compaction of histories, in transactions of its own. */
 		mzcoord_storage_tick();
+		/* Refreshes and exports, one transaction per object. */
+		mzcoord_maintain_tick();
 	}
 	pgstat_report_stat(true);
 	pgstat_report_activity(STATE_IDLE, NULL);

@@ -1,0 +1,262 @@
+/*-------------------------------------------------------------------------
+ *
+ * evaluate.c
+ *	  Evaluating a materialized view's query as of a time.
+ *
+ * The stored definition is one SELECT whose every name is qualified.  To
+ * evaluate it as of time t, it is parsed, analysed and rewritten (views
+ * expanded), and every relation it reads -- all of them mzcoord
+ * collections, the catalog made sure of that -- is read as of t:
+ *
+ *	- directly, when the relation itself shows its contents at t in the
+ *	  snapshot the query runs with: its history has no update it sees at a
+ *	  time after t (a table whose writers have been quiet since t, a source
+ *	  or materialized view whose upper is t + 1).  Then the plan is
+ *	  PostgreSQL's own, indexes and all, and costs what the query costs;
+ *	- otherwise through mzcoord.read_at(NULL::rel, t): the range table
+ *	  entry becomes a function scan of the same row type, so every Var of
+ *	  the query keeps its meaning (a function of a named composite type
+ *	  has the relation's attributes, dropped ones included).
+ *
+ * The plan runs with the executor into a DestReceiver that counts the rows
+ * into a row set, as REFRESH MATERIALIZED VIEW fills its new heap.  The
+ * caller runs this as the materialized view's owner, as a restricted
+ * operation, so the query's functions run with the owner's rights and the
+ * owner needs SELECT on what it reads, as PostgreSQL's REFRESH does.
+ *
+ * IDENTIFICATION
+ *	  src/compute/evaluate.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/analyze.h"
+#include "parser/parse_func.h"
+#include "parser/parser.h"
+#include "rewrite/rewriteHandler.h"
+#include "tcop/tcopprot.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "evaluate.h"
+#include "history.h"
+#include "read.h"
+#include "rowimage.h"
+
+typedef struct RewriteContext
+{
+	int64		at;
+	Snapshot	snapshot;
+	Oid			read_at;		/* mzcoord.read_at(anyelement, bigint) */
+	int			direct;			/* relations read directly */
+	int			via_history;	/* relations read through read_at */
+} RewriteContext;
+
+/* Whether relid shows its contents at time `at` in snapshot. */
+static bool
+shows_contents_at(Oid relid, int64 at, Snapshot snapshot)
+{
+	MzcHistory *h = mzcoord_history_lookup(relid, true);
+
+	if (h == NULL)
+		return false;
+	return mzcoord_history_quiet_after(h, snapshot, at);
+}
+
+/* Turn a relation entry into a function scan of read_at(NULL::rel, at). */
+static void
+read_through_history(RangeTblEntry *rte, RewriteContext *cx)
+{
+	Oid			reltype = get_rel_type_id(rte->relid);
+	Relation	rel = table_open(rte->relid, NoLock);
+	FuncExpr   *fe;
+	RangeTblFunction *rtf = makeNode(RangeTblFunction);
+
+	fe = makeFuncExpr(cx->read_at, reltype,
+					  list_make2(makeNullConst(reltype, -1, InvalidOid),
+								 makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+										   Int64GetDatum(cx->at), false,
+										   FLOAT8PASSBYVAL)),
+					  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	fe->funcretset = true;
+	rtf->funcexpr = (Node *) fe;
+	rtf->funccolcount = RelationGetNumberOfAttributes(rel);
+	table_close(rel, NoLock);
+
+	rte->rtekind = RTE_FUNCTION;
+	rte->functions = list_make1(rtf);
+	rte->funcordinality = false;
+	rte->inh = false;
+	rte->relid = InvalidOid;
+	rte->relkind = 0;
+	rte->rellockmode = 0;
+	rte->tablesample = NULL;
+	/* read_at checks SELECT on the relation itself, as the same user. */
+	rte->requiredPerms = 0;
+	rte->checkAsUser = InvalidOid;
+	rte->selectedCols = NULL;
+	rte->insertedCols = NULL;
+	rte->updatedCols = NULL;
+	rte->extraUpdatedCols = NULL;
+}
+
+static bool
+rewrite_walker(Node *node, RewriteContext *cx)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		if (rte->rtekind == RTE_RELATION)
+		{
+			if (shows_contents_at(rte->relid, cx->at, cx->snapshot))
+				cx->direct++;
+			else
+			{
+				read_through_history(rte, cx);
+				cx->via_history++;
+			}
+		}
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, rewrite_walker, cx,
+								 QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, rewrite_walker, cx);
+}
+
+/* The definition, analysed and rewritten: one query. */
+static Query *
+analyze_definition(const char *definition)
+{
+	List	   *raw = raw_parser(definition, RAW_PARSE_DEFAULT);
+	Query	   *query;
+	List	   *rewritten;
+
+	if (list_length(raw) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a materialized view is defined by exactly one query")));
+	query = parse_analyze_fixedparams(linitial_node(RawStmt, raw), definition,
+									  NULL, 0, NULL);
+	if (query->commandType != CMD_SELECT || query->utilityStmt != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a materialized view is defined by a SELECT query")));
+	rewritten = QueryRewrite(query);
+	if (list_length(rewritten) != 1)
+		elog(ERROR, "the query of a materialized view was rewritten into %d queries",
+			 list_length(rewritten));
+	return linitial_node(Query, rewritten);
+}
+
+/* A DestReceiver that counts each row into a row set. */
+typedef struct CountReceiver
+{
+	DestReceiver pub;
+	MzcRowSet  *set;
+	int64		sign;
+	int64		rows;
+} CountReceiver;
+
+static bool
+count_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	CountReceiver *r = (CountReceiver *) self;
+	TupleDesc	desc = r->set->desc;
+
+	slot_getallattrs(slot);
+	if (slot->tts_tupleDescriptor->natts != desc->natts)
+		elog(ERROR, "query of %d columns for a relation of %d",
+			 slot->tts_tupleDescriptor->natts, desc->natts);
+	(void) mzcoord_rowset_add(r->set, slot->tts_values, slot->tts_isnull,
+							  mzcoord_row_hash(desc, slot->tts_values,
+											   slot->tts_isnull),
+							  r->sign);
+	r->rows++;
+	return true;
+}
+
+static void
+count_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static void
+count_shutdown(DestReceiver *self)
+{
+}
+
+static void
+count_destroy(DestReceiver *self)
+{
+}
+
+/*
+ * Evaluate definition as of `at` and add each result row to set with
+ * count sign (+1 or -1).  The caller holds the inputs at `at` (at is below
+ * each input's upper) and runs as the view's owner.  Returns the number of
+ * rows the query produced; *direct and *via_history (may be NULL) receive
+ * how many relation scans read the relation itself and how many its
+ * history.
+ */
+int64
+mzcoord_evaluate_as_of(const char *definition, int64 at, MzcRowSet *set,
+					   int64 sign, int *direct, int *via_history)
+{
+	RewriteContext cx = {0};
+	Oid			argtypes[2] = {ANYELEMENTOID, INT8OID};
+	Query	   *query;
+	PlannedStmt *plan;
+	QueryDesc  *qd;
+	CountReceiver recv;
+	Snapshot	snapshot;
+
+	cx.at = at;
+	cx.read_at = LookupFuncName(list_make2(makeString("mzcoord"),
+										   makeString("read_at")),
+								2, argtypes, false);
+	query = analyze_definition(definition);
+
+	/* One snapshot decides what is read directly and runs the plan. */
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	cx.snapshot = snapshot;
+	(void) query_tree_walker(query, rewrite_walker, &cx, QTW_EXAMINE_RTES_BEFORE);
+
+	plan = pg_plan_query(query, definition, CURSOR_OPT_PARALLEL_OK, NULL);
+
+	memset(&recv, 0, sizeof(recv));
+	recv.pub.receiveSlot = count_receive;
+	recv.pub.rStartup = count_startup;
+	recv.pub.rShutdown = count_shutdown;
+	recv.pub.rDestroy = count_destroy;
+	recv.pub.mydest = DestNone;
+	recv.set = set;
+	recv.sign = sign;
+
+	PushActiveSnapshot(snapshot);
+	qd = CreateQueryDesc(plan, definition, snapshot, InvalidSnapshot,
+						 &recv.pub, NULL, NULL, 0);
+	ExecutorStart(qd, 0);
+	ExecutorRun(qd, ForwardScanDirection, 0, true);
+	ExecutorFinish(qd);
+	ExecutorEnd(qd);
+	FreeQueryDesc(qd);
+	PopActiveSnapshot();
+	UnregisterSnapshot(snapshot);
+
+	if (direct != NULL)
+		*direct = cx.direct;
+	if (via_history != NULL)
+		*via_history = cx.via_history;
+	return recv.rows;
+}

@@ -1,0 +1,449 @@
+/*-------------------------------------------------------------------------
+ *
+ * refresh.c
+ *	  Refreshing a materialized view: its contents at the times its inputs
+ *	  completed, recorded in its history, shown in its relation, and its
+ *	  upper advanced, all in the caller's transaction.
+ *
+ * A materialized view is a collection with a fed history, like a source
+ * whose appends the coordinator makes.  A refresh of a view whose upper is
+ * U, over inputs whose least upper is M (every time below M is complete in
+ * every input):
+ *
+ *	1. locks the view's relation in SHARE ROW EXCLUSIVE mode (one refresh at
+ *	   a time; a DROP waits for it) and reads U again with a fresh snapshot;
+ *	2. chooses the times to evaluate:
+ *	   - continual (no schedule): the view must equal its query at every
+ *	     time in [U, M).  Its contents change only at a time where an input
+ *	     changed, so the times are the distinct update times of the inputs'
+ *	     histories in [U, M) (and U itself on the first refresh, when the
+ *	     view is still empty), at most MZC_REFRESH_MAX_TIMES of them per
+ *	     transaction; the new upper is M, or the next change time when
+ *	     there were more;
+ *	   - scheduled: the one time U, the refresh time its upper waits at;
+ *	     the new upper is the next refresh time, or the empty frontier
+ *	     after the last one;
+ *	3. evaluates the query as of each time (evaluate.c; the inputs are
+ *	   read as of that time, held by the transaction), and writes the
+ *	   difference from the previous contents into the view's history at
+ *	   that time;
+ *	4. advances the upper (source.c, mzcoord_fed_advance): the relation
+ *	   gets the updates, mzcoord.collections the upper (whose trigger moves
+ *	   the view's read requirements on its inputs to upper - 1), and the
+ *	   controller the new upper at commit (then the view's hold on its
+ *	   inputs follows its since, and they compact again).
+ *
+ * A crash before commit leaves nothing; after it, the next refresh starts
+ * from the durable upper, so no time is refreshed twice and none is
+ * skipped.
+ *
+ * IDENTIFICATION
+ *	  src/compute/refresh.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "controller.h"
+#include "evaluate.h"
+#include "history.h"
+#include "ids.h"
+#include "read.h"
+#include "refresh.h"
+#include "rowimage.h"
+#include "schedule.h"
+#include "source.h"
+#include "support.h"
+
+/* At most this many times are evaluated in one refresh transaction. */
+#define MZC_REFRESH_MAX_TIMES 32
+
+/* What the catalog says of a materialized view (read after it is locked). */
+typedef struct ViewRow
+{
+	char	   *definition;
+	ArrayType  *schedule;		/* NULL: continual */
+	int64		as_of;
+	int64		upper;
+	bool		sealed;			/* upper is the empty frontier */
+	int			ninputs;
+	int64	   *inputs;			/* global ids */
+} ViewRow;
+
+/* The relation of materialized view gid, or InvalidOid if it is gone. */
+static Oid
+view_relation(int64 gid)
+{
+	MzcCollectionInfo info;
+
+	if (!mzcoord_ctl_lookup_gid(gid, &info) ||
+		info.kind != MZC_KIND_MATERIALIZED_VIEW)
+		return InvalidOid;
+	return info.relid;
+}
+
+/* Read the view's catalog row with a fresh snapshot; false if it is gone. */
+static bool
+read_view_row(int64 gid, ViewRow *v)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
+	SPIPlanPtr	plan;
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+	Datum		d;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	mzcoord_spi_connect();
+	plan = SPI_prepare("SELECT i.definition, i.refresh, c.as_of, c.upper,"
+					   "       ARRAY(SELECT mzcoord._gid_num(r.input_global_id)"
+					   "               FROM mzcoord.item_inputs r"
+					   "              WHERE r.item_id OPERATOR(pg_catalog.=) i.id)"
+					   "  FROM mzcoord.items i"
+					   "  JOIN mzcoord.collections c"
+					   "    ON c.item_id OPERATOR(pg_catalog.=) i.id AND c.primary_id IS NULL"
+					   " WHERE c.global_id OPERATOR(pg_catalog.=) $1"
+					   "   AND i.kind OPERATOR(pg_catalog.=) 'materialized_view'",
+					   1, argtypes);
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read materialized view " MZC_GID_FMT, gid);
+	if (SPI_processed != 1)
+	{
+		SPI_finish();
+		return false;
+	}
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		ArrayType  *arr;
+		Datum	   *elems;
+		bool	   *nulls;
+
+		v->definition = SPI_getvalue(tup, desc, 1);
+		d = SPI_getbinval(tup, desc, 2, &isnull);
+		v->schedule = isnull ? NULL : DatumGetArrayTypePCopy(d);
+		v->as_of = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+		d = SPI_getbinval(tup, desc, 4, &v->sealed);
+		v->upper = v->sealed ? 0 : DatumGetInt64(d);
+		arr = DatumGetArrayTypeP(SPI_getbinval(tup, desc, 5, &isnull));
+		deconstruct_array(arr, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+						  &elems, &nulls, &v->ninputs);
+		v->inputs = palloc(sizeof(int64) * Max(v->ninputs, 1));
+		for (int i = 0; i < v->ninputs; i++)
+			v->inputs[i] = DatumGetInt64(elems[i]);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	return true;
+}
+
+/*
+ * The least upper of the inputs in the controller (every time below it is
+ * complete in each); -1 for the empty frontier (all sealed), and for a
+ * view without inputs, whose contents never change.
+ */
+static int64
+inputs_upper(const ViewRow *v)
+{
+	int64		least = -1;
+
+	for (int i = 0; i < v->ninputs; i++)
+	{
+		MzcCollectionInfo info;
+
+		if (!mzcoord_ctl_lookup_gid(v->inputs[i], &info))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("input " MZC_GID_FMT " of the materialized view is gone",
+							v->inputs[i])));
+		if (info.upper.empty)
+			continue;
+		if (least < 0 || info.upper.ts < least)
+			least = info.upper.ts;
+	}
+	return least;
+}
+
+/*
+ * Add to times[] (sorted, distinct, *n of them, room for max) the update
+ * times of history h in [from, upto) (upto -1: no end) that snapshot sees;
+ * stops once there are max.
+ */
+static void
+collect_change_times(const MzcHistory *h, Snapshot snapshot, int64 from,
+					 int64 upto, int64 *times, int *n, int max)
+{
+	Relation	hrel = table_open(h->histid, AccessShareLock);
+	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
+	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
+	IndexScanDesc scan;
+	ScanKeyData keys[2];
+	int			nkeys = 1;
+	int			limit = max;	/* times of this history worth reading */
+
+	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(from));
+	if (upto >= 0)
+		ScanKeyInit(&keys[nkeys++], 1, BTLessStrategyNumber, F_INT8LT,
+					Int64GetDatum(upto));
+	scan = index_beginscan(hrel, idx, snapshot, nkeys, 0);
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	while (limit > 0 && index_getnext_slot(scan, ForwardScanDirection, hslot))
+	{
+		bool		isnull;
+		int64		ts = DatumGetInt64(slot_getattr(hslot, h->ts_attno, &isnull));
+		int			pos = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		while (pos < *n && times[pos] < ts)
+			pos++;
+		if (pos < *n && times[pos] == ts)
+			continue;
+		/* A new time; past the max-th it is of no use (nor are later ones). */
+		if (pos >= max)
+			break;
+		if (*n == max)
+			(*n)--;
+		memmove(&times[pos + 1], &times[pos], sizeof(int64) * (*n - pos));
+		times[pos] = ts;
+		(*n)++;
+		limit--;
+	}
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+	ExecDropSingleTupleTableSlot(hslot);
+	table_close(hrel, AccessShareLock);
+}
+
+/*
+ * The times a continual view is evaluated at, from its upper u to the
+ * inputs' upper m (-1: none): into times[] (room for MZC_REFRESH_MAX_TIMES
+ * + 1), returning how many to evaluate; *new_upper receives where the view
+ * is complete to afterwards (-1: the empty frontier).
+ */
+static int
+continual_times(const ViewRow *v, int64 m, bool first, int64 *times,
+				int64 *new_upper)
+{
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	int			max = MZC_REFRESH_MAX_TIMES + 1;
+	int			n = 0;
+
+	if (first)
+		times[n++] = v->upper;
+	for (int i = 0; i < v->ninputs; i++)
+	{
+		MzcCollectionInfo info;
+		MzcHistory *h;
+
+		if (!mzcoord_ctl_lookup_gid(v->inputs[i], &info))
+			continue;
+		h = mzcoord_history_lookup(info.relid, true);
+		if (h == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("input " MZC_GID_FMT " of the materialized view has no history",
+							v->inputs[i])));
+		collect_change_times(h, snapshot, v->upper, m, times, &n, max);
+	}
+	UnregisterSnapshot(snapshot);
+
+	/* More than the most: the first of the rest bounds this refresh. */
+	if (n == max)
+	{
+		*new_upper = times[max - 1];
+		return max - 1;
+	}
+	*new_upper = m;
+	return n;
+}
+
+/* The view's current contents: its relation (it shows them at upper - 1). */
+static MzcRowSet *
+relation_contents(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	MzcRowSet  *set = mzcoord_rowset_create(desc, CurrentMemoryContext);
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	TableScanDesc scan = table_beginscan(rel, snapshot, 0, NULL);
+
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(slot);
+		(void) mzcoord_rowset_add(set, slot->tts_values, slot->tts_isnull,
+								  mzcoord_row_hash(desc, slot->tts_values,
+												   slot->tts_isnull), 1);
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	UnregisterSnapshot(snapshot);
+	return set;
+}
+
+/*
+ * Write next - prev (row counts) into the view's history at time ts.
+ * Marks the entries of prev (extra) it matched.  Returns the number of
+ * rows changed.
+ */
+static int64
+write_difference(const MzcHistory *h, TupleDesc desc, MzcRowSet *prev,
+				 MzcRowSet *next, int64 ts)
+{
+	MzcHistoryWriter w;
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	int64		changed = 0;
+	static char matched;
+
+	mzcoord_history_writer_begin(&w, h, next->nentries > 1000);
+	for (MzcRowEntry *e = next->first; e != NULL; e = e->link)
+	{
+		MzcRowEntry *p = mzcoord_rowset_find(prev, e->values, e->isnull, e->hash);
+		int64		diff = e->count - (p != NULL ? p->count : 0);
+
+		if (p != NULL)
+			p->extra = &matched;
+		if (diff == 0)
+			continue;
+		ExecClearTuple(slot);
+		memcpy(slot->tts_values, e->values, sizeof(Datum) * desc->natts);
+		memcpy(slot->tts_isnull, e->isnull, sizeof(bool) * desc->natts);
+		ExecStoreVirtualTuple(slot);
+		mzcoord_history_writer_add(&w, slot, ts, diff);
+		changed += Abs(diff);
+	}
+	for (MzcRowEntry *p = prev->first; p != NULL; p = p->link)
+	{
+		if (p->extra == &matched || p->count == 0)
+			continue;
+		ExecClearTuple(slot);
+		memcpy(slot->tts_values, p->values, sizeof(Datum) * desc->natts);
+		memcpy(slot->tts_isnull, p->isnull, sizeof(bool) * desc->natts);
+		ExecStoreVirtualTuple(slot);
+		mzcoord_history_writer_add(&w, slot, ts, -p->count);
+		changed += p->count;
+	}
+	mzcoord_history_writer_end(&w);
+	ExecDropSingleTupleTableSlot(slot);
+	return changed;
+}
+
+/*
+ * Evaluate the view at each of times[0..n-1], writing each difference into
+ * its history, as the view's owner.
+ */
+static void
+evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
+			   const int64 *times, int n, MzcRefreshResult *res)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	MzcRowSet  *prev = relation_contents(rel);
+	Oid			save_user;
+	int			save_sec;
+	int			save_nest;
+
+	for (int i = 0; i < n; i++)
+	{
+		MzcRowSet  *next = mzcoord_rowset_create(desc, CurrentMemoryContext);
+		int			direct;
+		int			via;
+
+		save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
+										 &save_sec);
+		(void) mzcoord_evaluate_as_of(v->definition, times[i], next, 1,
+									  &direct, &via);
+		mzcoord_restore_user(save_user, save_sec, save_nest);
+		res->rows_changed += write_difference(h, desc, prev, next, times[i]);
+		res->direct_scans += direct;
+		res->history_scans += via;
+		mzcoord_rowset_destroy(prev);
+		prev = next;
+	}
+	mzcoord_rowset_destroy(prev);
+	res->times = n;
+}
+
+/*
+ * Refresh materialized view gid if it is due (see the top of the file).
+ * Returns false, doing nothing, if it is gone or not due.
+ */
+bool
+mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
+{
+	Oid			relid = view_relation(gid);
+	Relation	rel;
+	ViewRow		v;
+	MzcHistory *h;
+	int64		m;
+	int64		times[MZC_REFRESH_MAX_TIMES + 1];
+	int			n;
+	int64		new_upper;
+
+	memset(res, 0, sizeof(*res));
+	if (!OidIsValid(relid))
+		return false;
+	rel = try_table_open(relid, ShareRowExclusiveLock);
+	if (rel == NULL)
+		return false;
+	if (!read_view_row(gid, &v) || v.sealed)
+	{
+		table_close(rel, NoLock);
+		return false;
+	}
+	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+	m = inputs_upper(&v);
+
+	if (v.schedule != NULL)
+	{
+		/* At its refresh time, once the inputs completed it. */
+		if (m >= 0 && m <= v.upper)
+		{
+			table_close(rel, NoLock);
+			return false;
+		}
+		times[0] = v.upper;
+		n = 1;
+		if (!mzcoord_refresh_next(v.schedule, v.as_of, v.upper, &new_upper))
+			new_upper = -1;
+	}
+	else
+	{
+		if (m >= 0 && m <= v.upper)
+		{
+			table_close(rel, NoLock);
+			return false;
+		}
+		n = continual_times(&v, m, v.upper == v.as_of, times, &new_upper);
+	}
+
+	res->from_upper = v.upper;
+	res->new_upper = new_upper;
+	evaluate_times(&v, rel, h, times, n, res);
+	/* The advance reads back what was just written. */
+	CommandCounterIncrement();
+	mzcoord_fed_advance(h, rel, v.upper, new_upper);
+	table_close(rel, NoLock);
+	return true;
+}

@@ -1,0 +1,29 @@
+/*-------------------------------------------------------------------------
+ *
+ * refresh.h
+ *	  Refreshing a materialized view (refresh.c).
+ *
+ * IDENTIFICATION
+ *	  src/compute/refresh.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MZCOORD_REFRESH_H
+#define MZCOORD_REFRESH_H
+
+#include "postgres.h"
+
+/* What one refresh did. */
+typedef struct MzcRefreshResult
+{
+	int64		from_upper;		/* the upper before */
+	int64		new_upper;		/* the upper after (-1: the empty frontier) */
+	int			times;			/* times evaluated */
+	int64		rows_changed;	/* updates written (sum of |diff|) */
+	int			direct_scans;	/* relation scans that read the relation */
+	int			history_scans;	/* relation scans that read a history */
+} MzcRefreshResult;
+
+extern bool mzcoord_refresh_view(int64 gid, MzcRefreshResult *res);
+
+#endif							/* MZCOORD_REFRESH_H */

@@ -1,0 +1,77 @@
+-- Part 60: maintained objects at work (issue 12).  The coordinator
+-- refreshes materialized views and runs the exports of sinks after each
+-- tick, one transaction per object (src/compute/maintain.c); indexes
+-- follow their relation in the tick itself.  This fragment holds what that
+-- work records and shows.
+
+-- One row per materialized view or sink that the coordinator has worked on:
+-- its progress and its last error.  Written only by the coordinator, in the
+-- transaction of each step (a success) or right after it (a failure).
+CREATE TABLE mzcoord.maintenance (
+    item_id      text NOT NULL,
+    steps        bigint NOT NULL DEFAULT 0,
+    upper        bigint,
+    updates      bigint NOT NULL DEFAULT 0,
+    times        bigint NOT NULL DEFAULT 0,
+    last_step_at timestamptz,
+    last_step_ms double precision,
+    failures     bigint NOT NULL DEFAULT 0,
+    error        text,
+    error_code   text,
+    error_at     timestamptz,
+    CONSTRAINT maintenance_pkey PRIMARY KEY (item_id),
+    CONSTRAINT maintenance_item_id_fkey FOREIGN KEY (item_id)
+        REFERENCES mzcoord.items (id) ON DELETE CASCADE
+);
+
+COMMENT ON TABLE mzcoord.maintenance IS
+'Progress and last error of each materialized view and sink the coordinator maintains';
+COMMENT ON COLUMN mzcoord.maintenance.steps IS
+'Refreshes or exports that committed';
+COMMENT ON COLUMN mzcoord.maintenance.upper IS
+'The upper the last committed step left (NULL: the empty frontier, or none yet)';
+COMMENT ON COLUMN mzcoord.maintenance.updates IS
+'Updates written in all: rows of the view''s history (sum of |diff|), or rows exported by the sink';
+COMMENT ON COLUMN mzcoord.maintenance.times IS
+'Distinct times refreshed or exported in all';
+COMMENT ON COLUMN mzcoord.maintenance.failures IS
+'Failed steps since the last one that committed (0: healthy)';
+COMMENT ON COLUMN mzcoord.maintenance.error IS
+'Message of the latest failed step (kept after a later success; see failures)';
+
+REVOKE ALL ON TABLE mzcoord.maintenance FROM PUBLIC;
+GRANT SELECT ON TABLE mzcoord.maintenance TO PUBLIC;
+
+-- Every maintained object, how far it is and how it is doing.
+CREATE VIEW mzcoord.maintenance_status AS
+SELECT i.id AS item_id,
+       format('%I.%I', i.schema_name, i.name) AS name,
+       i.kind,
+       CASE WHEN i.kind = 'materialized_view' AND i.refresh IS NULL THEN 'continual'
+            WHEN i.kind = 'materialized_view' THEN array_to_string(i.refresh, ', ')
+            WHEN i.kind = 'index' THEN 'follows its relation'
+            ELSE 'export'
+       END AS schedule,
+       f.upper,
+       (SELECT min(coalesce(fi.upper, 9223372036854775807))
+          FROM mzcoord.item_inputs r
+          JOIN mzcoord.frontiers fi ON fi.global_id = r.input_global_id
+         WHERE r.item_id = i.id) AS inputs_upper,
+       m.steps,
+       m.updates,
+       m.last_step_at,
+       m.last_step_ms,
+       coalesce(m.failures, 0) AS failures,
+       m.error,
+       m.error_code,
+       m.error_at
+  FROM mzcoord.items i
+  LEFT JOIN mzcoord.frontiers f ON f.global_id = i.id
+  LEFT JOIN mzcoord.maintenance m ON m.item_id = i.id
+ WHERE i.kind IN ('materialized_view', 'index', 'sink');
+
+COMMENT ON VIEW mzcoord.maintenance_status IS
+'Every materialized view, index and sink: its upper, the least upper of its inputs (what it can reach), its steps and its last error';
+
+REVOKE ALL ON TABLE mzcoord.maintenance_status FROM PUBLIC;
+GRANT SELECT ON TABLE mzcoord.maintenance_status TO PUBLIC;
