@@ -1,8 +1,10 @@
 -- mzcoord walkthrough: a registered table keeps its history; read it as of
--- a time; hold a time while compaction runs; a source fed by appends.
+-- a time; hold a time while compaction runs; a source fed by appends; a
+-- continual materialized view over both.
 -- See doc/walkthrough.md.  Run with: psql -e -f doc/walkthrough.sql (scripts/demo.sh does).
 \set ON_ERROR_STOP on
 \pset footer off
+SELECT mzcoord.drop(to_regclass('order_totals')) WHERE to_regclass('order_totals') IS NOT NULL;
 DROP TABLE IF EXISTS orders, prices;
 SELECT ready FROM mzcoord.controller_status();
 
@@ -71,7 +73,23 @@ SELECT mzcoord.advance_upper('prices', :u + 20);
 SELECT * FROM prices ORDER BY item;
 SELECT * FROM mzcoord.read_at(NULL::prices, :u + 5) ORDER BY item;
 
+-- 7. A continual materialized view: the coordinator keeps it equal to its
+--    query at every time, refreshing it after each tick in which its inputs
+--    moved; reading it at a write's time waits until it got there.
+SELECT mzcoord.create_materialized_view('order_totals',
+    'SELECT o.item, sum(o.qty) AS qty, sum(o.qty * p.price) AS amount
+       FROM public.orders o JOIN public.prices p USING (item)
+      GROUP BY o.item') AS view_id;
+SELECT mzcoord.advance_upper('prices', (SELECT upper FROM mzcoord.frontiers
+                                         WHERE relation = 'orders'::regclass) + 60000);
+INSERT INTO orders (item, qty) VALUES ('pear', 10);
+SELECT mzcoord.last_commit_ts() AS t2 \gset
+SELECT * FROM mzcoord.read_at(NULL::order_totals, :t2) ORDER BY item;
+SELECT * FROM order_totals ORDER BY item;
+SELECT name, schedule, upper >= :t2 AS caught_up, steps > 0 AS refreshed, failures
+  FROM mzcoord.maintenance_status WHERE name = 'public.order_totals';
+
 SELECT * FROM mzcoord.check_consistency();
 
--- orders and prices stay, to explore: SELECT * FROM mzcoord.frontiers;
+-- orders, prices and order_totals stay, to explore: SELECT * FROM mzcoord.frontiers;
 -- SELECT * FROM mzcoord.holds; SELECT * FROM mzcoord.storage;

@@ -10,6 +10,10 @@ SELECT mzcoord.create_table('au.t1') IS NOT NULL AS t1;
 SELECT mzcoord.create_table('au.t2') IS NOT NULL AS t2;
 SELECT mzcoord.create_source('au.s', 'a int') IS NOT NULL AS s;
 SELECT mzcoord.create_materialized_view('au.mv', 'SELECT a FROM au.t1') IS NOT NULL AS mv;
+-- A view that refreshes only in the far future: its upper waits there.
+SELECT mzcoord.create_materialized_view('au.mvs', 'SELECT a FROM au.t1',
+    refresh => ARRAY[format('at %s', (extract(epoch FROM now()) * 1000)::bigint
+                                        + 100 * 86400000::bigint)]) IS NOT NULL AS mvs;
 SELECT mzcoord.create_index('au_t1_a', 'au.t1', ARRAY['a']) IS NOT NULL AS idx;
 SELECT mzcoord.create_sink('au.sk', 'au.t1') IS NOT NULL AS sk;
 
@@ -51,31 +55,40 @@ SELECT try(format($$SELECT mzcoord._record_requirements(%L, ARRAY[%L], 0)$$,
                   (SELECT global_id FROM au_items WHERE name = 'mv'),
                   (SELECT global_id FROM au_items WHERE name = 't2')));
 
--- A requirement on t2 (as if the view read it too) stops its bound there,
--- and with it the live since, while its policy moves on.
+-- A requirement on t2 (as if the far-future view read it too) stops its
+-- bound there, and with it the live since, while its policy moves on.
 SELECT global_id AS t2_gid, bound AS t2_req FROM au_items WHERE name = 't2' \gset
 SELECT global_id AS mv_gid FROM au_items WHERE name = 'mv' \gset
+SELECT global_id AS mvs_gid FROM au_items WHERE name = 'mvs' \gset
 INSERT INTO mzcoord.read_requirements (item_id, input_global_id, at)
-VALUES (:'mv_gid', :'t2_gid', (SELECT bound FROM mzcoord.compaction_bounds
-                                WHERE global_id = :'t2_gid'));
+VALUES (:'mvs_gid', :'t2_gid', (SELECT bound FROM mzcoord.compaction_bounds
+                                 WHERE global_id = :'t2_gid'));
 SELECT at AS t2_req FROM mzcoord.read_requirements
- WHERE item_id = :'mv_gid' AND input_global_id = :'t2_gid' \gset
+ WHERE item_id = :'mvs_gid' AND input_global_id = :'t2_gid' \gset
 SELECT pg_sleep(2.5);
 SELECT b.bound = :t2_req AS bound_held, f.since <= b.bound AS since_not_above,
        f.upper - 2000 > b.bound AS policy_moved_on
   FROM mzcoord.compaction_bounds b JOIN mzcoord.frontiers f ON f.global_id = b.global_id
  WHERE b.global_id = :'t2_gid';
 SELECT * FROM mzcoord.check_consistency();
+SELECT mzcoord.drop('au.mvs');
 
--- The view's durable upper moves (by hand: views do not compute yet): its
--- requirements advance to upper - 1, and t2's bound follows.
-UPDATE mzcoord.collections SET upper = :t2_req + 501 WHERE global_id = :'mv_gid';
-SELECT r.at - :t2_req AS advanced_by FROM mzcoord.read_requirements r
- WHERE r.item_id = :'mv_gid' AND r.input_global_id = :'t2_gid';
+-- A continual view's requirements follow its durable upper as it
+-- refreshes: given one on t2 too, it advances to upper - 1 with each
+-- refresh, and t2's bound follows.
+INSERT INTO mzcoord.read_requirements (item_id, input_global_id, at)
+VALUES (:'mv_gid', :'t2_gid', (SELECT bound FROM mzcoord.compaction_bounds
+                                WHERE global_id = :'t2_gid'));
+SELECT wait_until(format($$SELECT r.at = c.upper - 1 AND r.at > %s
+                             FROM mzcoord.read_requirements r
+                             JOIN mzcoord.collections c ON c.global_id = r.item_id
+                            WHERE r.item_id = %L AND r.input_global_id = %L$$,
+                         :t2_req + 500, :'mv_gid', :'t2_gid')) AS requirement_follows_upper;
 SELECT wait_until(format($$SELECT bound >= %s FROM mzcoord.compaction_bounds
                             WHERE global_id = %L$$, :t2_req + 500, :'t2_gid')) AS bound_followed;
-SELECT bound = :t2_req + 500 AS bound_at_requirement
-  FROM mzcoord.compaction_bounds WHERE global_id = :'t2_gid';
+SELECT b.bound <= r.at AS bound_not_above_requirement
+  FROM mzcoord.compaction_bounds b, mzcoord.read_requirements r
+ WHERE b.global_id = :'t2_gid' AND r.item_id = :'mv_gid' AND r.input_global_id = :'t2_gid';
 -- Requirements never go back; completion is final.
 SELECT try(format($$UPDATE mzcoord.read_requirements SET at = at - 1
                      WHERE item_id = %L AND input_global_id = %L$$, :'mv_gid', :'t2_gid'));

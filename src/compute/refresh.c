@@ -10,8 +10,9 @@
  * U, over inputs whose least upper is M (every time below M is complete in
  * every input):
  *
- *	1. locks the view's relation in SHARE ROW EXCLUSIVE mode (one refresh at
- *	   a time; a DROP waits for it) and reads U again with a fresh snapshot;
+ *	1. locks the view's item row (FOR KEY SHARE), then its relation in SHARE
+ *	   ROW EXCLUSIVE mode (one refresh at a time; a drop waits for it, in
+ *	   the same order) and reads U again with a fresh snapshot;
  *	2. chooses the times to evaluate:
  *	   - continual (no schedule): the view must equal its query at every
  *	     time in [U, M).  Its contents change only at a time where an input
@@ -97,6 +98,33 @@ view_relation(int64 gid)
 		info.kind != MZC_KIND_MATERIALIZED_VIEW)
 		return InvalidOid;
 	return info.relid;
+}
+
+/*
+ * Lock the view's item row FOR KEY SHARE before its relation: a drop
+ * deletes the row and then drops the relation, so taking them in the same
+ * order means a refresh and a drop wait for each other instead of
+ * deadlocking.  False if the item is gone (a drop committed meanwhile).
+ */
+static bool
+lock_item(int64 gid)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
+	SPIPlanPtr	plan;
+	bool		found;
+
+	mzcoord_spi_connect();
+	plan = SPI_prepare("SELECT 1 FROM mzcoord.items i"
+					   " WHERE i.id OPERATOR(pg_catalog.=) $1"
+					   "   FOR KEY SHARE", 1, argtypes);
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, false, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock the item of " MZC_GID_FMT, gid);
+	found = SPI_processed == 1;
+	SPI_finish();
+	return found;
 }
 
 /* Read the view's catalog row with a fresh snapshot; false if it is gone. */
@@ -402,7 +430,7 @@ mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 	int64		new_upper;
 
 	memset(res, 0, sizeof(*res));
-	if (!OidIsValid(relid))
+	if (!OidIsValid(relid) || !lock_item(gid))
 		return false;
 	rel = try_table_open(relid, ShareRowExclusiveLock);
 	if (rel == NULL)

@@ -145,7 +145,7 @@ LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'mzcoord_read_at';
 
 COMMENT ON FUNCTION mzcoord.read_at(anyelement, bigint) IS
-'Contents of a table or source at a time, with multiplicities (read_at(NULL::rel, ts)); holds the relation at that time until the transaction ends';
+'Contents of a table, source or materialized view at a time, with multiplicities (read_at(NULL::rel, ts)); holds the relation at that time until the transaction ends';
 
 -- Two signatures rather than a default: a polymorphic parameter cannot
 -- default to NULL.

@@ -21,7 +21,7 @@ $src->safe_psql('postgres', q{
 	CREATE TABLE t2 (k int);
 	SELECT mzcoord.create_table('t2', '1 hour');
 	SELECT mzcoord.create_source('s1', 'k int, v text', '1 hour');
-	SELECT mzcoord.create_materialized_view('mv1', 'SELECT k FROM public.t1 WHERE k > 2');
+	SELECT mzcoord.create_materialized_view('mv1', 'SELECT k FROM public.t1 WHERE k > 2', '1 hour');
 	SELECT mzcoord.create_sink('k1', 't2');
 });
 $src->safe_psql('postgres', $_) for (
@@ -46,11 +46,12 @@ my $since = $src->safe_psql('postgres',
 my %times = (
 	t1 => [ $since, int(($since + $last) / 2), $last ],
 	t2 => [ $since, int(($since + $last) / 2), $last ],
-	s1 => [ $u0, $u0 + 5, $u0 + 9 ]);
+	s1 => [ $u0, $u0 + 5, $u0 + 9 ],
+	mv1 => [ $last ]);
 my $reads = sub {
 	my ($node, $db) = @_;
 	my $out = '';
-	for my $r (qw(t1 t2 s1))
+	for my $r (qw(t1 t2 s1 mv1))
 	{
 		for my $t (@{ $times{$r} })
 		{
@@ -64,11 +65,17 @@ my $reads = sub {
 my $catalog_sql = q{
 	SELECT string_agg(x::text, E'\n' ORDER BY x::text) FROM (
 	  SELECT 'i', id, kind, schema_name, name, relation::text, owner::text, retain_history::text FROM mzcoord.items
-	  UNION ALL SELECT 'c', global_id, item_id, version::text, primary_id, as_of::text, since::text, upper::text FROM mzcoord.collections
+	  UNION ALL SELECT 'c', global_id, item_id, version::text, primary_id, as_of::text, since::text,
+	                   -- a view's upper moves on as it refreshes: compared below
+	                   CASE WHEN global_id IN (SELECT id FROM mzcoord.items WHERE kind = 'materialized_view')
+	                        THEN 'refreshed' ELSE upper::text END
+	    FROM mzcoord.collections
 	  UNION ALL SELECT 's', global_id, relation::text, kind, history::text, compacted::text, compacted_rows::text, '' FROM mzcoord.storage) x};
 # Stop the source's world: no writes from here on.
 my $reads_before = $reads->($src, 'postgres');
 my $catalog_before = $src->safe_psql('postgres', $catalog_sql);
+my $mv_upper_before = $src->safe_psql('postgres',
+	q{SELECT upper FROM mzcoord.collections WHERE global_id = (SELECT id FROM mzcoord.items WHERE name = 'mv1')});
 is($src->safe_psql('postgres', 'SELECT count(*) FROM mzcoord.check_consistency()'),
 	'0', 'source consistent before the dump');
 
@@ -86,6 +93,9 @@ $dst->poll_query_until('restored', 'SELECT ready FROM mzcoord.controller_status(
 
 is($dst->safe_psql('restored', $catalog_sql), $catalog_before,
 	'items, collections and storage restored');
+cmp_ok($dst->safe_psql('restored',
+	q{SELECT upper FROM mzcoord.collections WHERE global_id = (SELECT id FROM mzcoord.items WHERE name = 'mv1')}),
+	'>=', $mv_upper_before, 'the view is restored at least as far as it was');
 
 # Not yet usable: check_consistency() says so.
 my $problems = $dst->safe_psql('restored',
@@ -96,11 +106,11 @@ note "problems before restore_after_dump: $problems";
 
 my $boots = $dst->safe_psql('restored', 'SELECT bootstraps FROM mzcoord.controller_status()');
 is($dst->safe_psql('restored', 'SELECT * FROM mzcoord.restore_after_dump()'),
-	'3|9', 'restore_after_dump attaches 3 histories with 9 triggers');
+	'4|10', 'restore_after_dump attaches 4 histories (tables, source, view) with 10 triggers');
 cmp_ok($dst->safe_psql('restored', 'SELECT bootstraps FROM mzcoord.controller_status()'),
 	'>', $boots, 'restore_after_dump waited for the controller to reload');
 is($dst->safe_psql('restored', 'SELECT * FROM mzcoord.restore_after_dump()'),
-	'3|0', 'restore_after_dump again changes nothing');
+	'4|0', 'restore_after_dump again changes nothing');
 
 is($dst->safe_psql('restored', 'SELECT count(*) FROM mzcoord.check_consistency()'),
 	'0', 'consistent after restore_after_dump')

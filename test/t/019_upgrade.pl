@@ -1,17 +1,21 @@
-# Catalog upgrade 0.1 -> 0.2 (issue 11).
+# Catalog upgrades 0.1 -> 0.2 (issue 11) -> 0.3 (issue 12), with the
+# current library ($current below).
 #
-# Part 1, always: the 0.2 library installs the frozen 0.1 script (every C
+# Part 1, always: the current library installs the frozen 0.1 script (every C
 # symbol it names exists), and against a 0.1 catalog the coordinator waits
 # (one LOG line naming ALTER EXTENSION mzcoord UPDATE) while calls that need
 # it fail at once with 55000; ALTER EXTENSION mzcoord UPDATE then starts it.
 #
 # Part 2, with the 0.1 library (MZCOORD_OLD_INSTALL, built by
 # scripts/test.sh from the last 0.1 commit): a cluster runs a workload on
-# the 0.1 library and catalog, is stopped, started with the 0.2 library and
-# updated.  Nothing regresses, every recorded read answers the same, the
+# the 0.1 library and catalog, is stopped, started with the current library
+# and updated (through 0.2 to the current catalog): its materialized view,
+# never computed before, then computes.  Nothing regresses, every recorded read answers the same, the
 # backfill holds (bounds, requirements) and the checks pass.
 #
-# Both parts compare the updated catalog with a fresh 0.2 install in
+# Part 1b: a 0.2 catalog, installed from the frozen 0.2 script, updated.
+#
+# All parts compare the updated catalog with a fresh install in
 # another database: relations, columns, constraints, indexes, triggers,
 # views, functions, privileges, comments, event triggers and the rest of
 # the extension's members.
@@ -24,6 +28,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
+
+# The catalog version of this library (mzcoord.control's default_version).
+my $current = '0.3';
 
 my $conf = q{
 shared_preload_libraries = 'mzcoord'
@@ -141,8 +148,9 @@ sub catalog_facts
 sub compare_catalogs
 {
 	my ($node, $db_a, $db_b, $what) = @_;
-	my @a = catalog_facts($node, $db_a);
-	my @b = catalog_facts($node, $db_b);
+	# Histories are data (one per collection), not the catalog's shape.
+	my @a = grep { !/mzcoord\.history_u\d+/ } catalog_facts($node, $db_a);
+	my @b = grep { !/mzcoord\.history_u\d+/ } catalog_facts($node, $db_b);
 	my %in_a = map { $_ => 1 } @a;
 	my %in_b = map { $_ => 1 } @b;
 	my @only_a = grep { !$in_b{$_} } @a;
@@ -161,7 +169,7 @@ sub fails_outdated
 	my ($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\n$sql");
 	my $secs = time - $t0;
 	isnt($ret, 0, "$what fails");
-	like($err, qr/ERROR:  55000: extension "mzcoord" is at version 0\.1, but its library needs version 0\.2/,
+	like($err, qr/ERROR:  55000: extension "mzcoord" is at version 0\.1, but its library needs version \Q$current\E/,
 		"$what: 55000, naming both versions");
 	like($err, qr/HINT:  Run ALTER EXTENSION mzcoord UPDATE\./, "$what: the hint names ALTER EXTENSION mzcoord UPDATE");
 	cmp_ok($secs, '<', 20, "$what fails at once, not after mzcoord.ready_timeout (${secs}s)");
@@ -181,7 +189,7 @@ sub waits_for_update
 	my $log = slurp_file($node->logfile, $log_offset);
 	my $n = () = $log =~ /LOG:  mzcoord coordinator is waiting for ALTER EXTENSION mzcoord UPDATE in database "postgres"/g;
 	is($n, 1, 'one LOG line names ALTER EXTENSION mzcoord UPDATE');
-	like($log, qr/DETAIL:  The extension's catalog is at version 0\.1; this library needs version 0\.2\./,
+	like($log, qr/DETAIL:  The extension's catalog is at version 0\.1; this library needs version \Q$current\E\./,
 		'its detail names both versions');
 	is($node->safe_psql('postgres', 'SELECT ticks FROM mzcoord.worker_status()'), $ticks,
 		'the coordinator runs no tick against the 0.1 catalog');
@@ -195,14 +203,14 @@ sub update_extension
 	my ($node) = @_;
 	$node->safe_psql('postgres', 'ALTER EXTENSION mzcoord UPDATE');
 	is($node->safe_psql('postgres', q{SELECT extversion FROM pg_extension WHERE extname = 'mzcoord'}),
-		'0.2', 'ALTER EXTENSION mzcoord UPDATE brings the catalog to 0.2');
+		$current, "ALTER EXTENSION mzcoord UPDATE brings the catalog to $current");
 	$node->poll_query_until('postgres', 'SELECT ready FROM mzcoord.controller_status()')
 	  or die 'controller not ready after the update';
 	pass('the coordinator starts once the update has committed');
 }
 
 # ---------------------------------------------------------------------------
-# Part 1: the 0.2 library with a 0.1 catalog
+# Part 1: the current library with a 0.1 catalog
 # ---------------------------------------------------------------------------
 
 my $node = PostgreSQL::Test::Cluster->new('upgrade_new');
@@ -225,7 +233,7 @@ is(scalar(@missing), 0, 'every C function of the 0.1 script is in the library');
 my $offset = -s $node->logfile;
 $node->safe_psql('postgres', q{CREATE EXTENSION mzcoord VERSION '0.1'});
 is($node->safe_psql('postgres', q{SELECT extversion FROM pg_extension WHERE extname = 'mzcoord'}),
-	'0.1', 'CREATE EXTENSION mzcoord VERSION 0.1 works with the 0.2 library');
+	'0.1', 'CREATE EXTENSION mzcoord VERSION 0.1 works with the current library');
 waits_for_update($node, $offset);
 $node->safe_psql('postgres', 'CREATE TABLE t (k int)');
 fails_outdated($node, q{SELECT mzcoord.create_table('t')}, 'create_table on a 0.1 catalog');
@@ -240,9 +248,18 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM mzcoord.check_consistency(
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION mzcoord');
 is($node->safe_psql('fresh', q{SELECT extversion FROM pg_extension WHERE extname = 'mzcoord'}),
-	'0.2', 'a fresh install is 0.2');
+	$current, "a fresh install is $current");
 compare_catalogs($node, 'postgres', 'fresh',
-	'an empty 0.1 catalog, updated, equals a fresh 0.2 install');
+	'an empty 0.1 catalog, updated, equals a fresh install');
+
+# Part 1b: a 0.2 catalog, updated.
+$node->safe_psql('postgres', 'CREATE DATABASE from02');
+$node->safe_psql('from02', q{CREATE EXTENSION mzcoord VERSION '0.2'});
+is($node->safe_psql('from02', q{SELECT extversion FROM pg_extension WHERE extname = 'mzcoord'}),
+	'0.2', 'CREATE EXTENSION mzcoord VERSION 0.2 works with the current library');
+$node->safe_psql('from02', 'ALTER EXTENSION mzcoord UPDATE');
+compare_catalogs($node, 'from02', 'fresh',
+	'an empty 0.2 catalog, updated, equals a fresh install');
 $node->stop;
 
 # ---------------------------------------------------------------------------
@@ -343,7 +360,7 @@ SKIP:
 		       (xpath('/row/c/text()', query_to_xml(format('SELECT count(*) AS c FROM %s', s.history),
 		                                            false, true, '')))[1]::text), ' '
 		                  ORDER BY s.global_id)
-		  FROM mzcoord.storage s};
+		  FROM mzcoord.storage s WHERE s.kind IN ('table', 'source')};
 	my $reads_before = $reads->($old);
 	like($reads_before, qr/^src\@\d+: \(1,a\) \(1,a\) \(2,b\)$/m, 'the reads show multiplicities');
 	like($reads_before, qr/^keep\@$last: .*\(1,last\)/m, 'the reads show the last write');
@@ -352,7 +369,7 @@ SKIP:
 		q{SELECT compacted FROM mzcoord.storage WHERE relation = 'short'::regclass});
 	cmp_ok($compacted_before, '>', $short_last, 'short is compacted past its writes');
 
-	# --- The new library: stop, start the data directory with 0.2 ----------
+	# --- The new library: stop, start the data directory with it ----------
 	$old->stop;
 	$old->backup_fs_cold('cold');
 	my $new = PostgreSQL::Test::Cluster->new('upgrade_after');
@@ -362,9 +379,9 @@ SKIP:
 
 	waits_for_update($new, $offset);
 	fails_outdated($new, qq{SELECT * FROM mzcoord.read_at(NULL::keep, $last)},
-		'read_at with the 0.2 library on the 0.1 catalog');
+		'read_at with the current library on the 0.1 catalog');
 	fails_outdated($new, q{INSERT INTO keep VALUES (500, 'too early')},
-		'a write to a registered table with the 0.2 library on the 0.1 catalog');
+		'a write to a registered table with the current library on the 0.1 catalog');
 
 	update_extension($new);
 
@@ -424,6 +441,20 @@ SKIP:
 		q{SELECT mzcoord.create_materialized_view('mv2', 'SELECT k FROM public.short')});
 	pass('a materialized view can be created after the update');
 
+	# The view made under 0.1 was never computed; now it is, from its
+	# as-of on: at the last write's time it equals its query.
+	$new->poll_query_until('postgres',
+		qq{SELECT upper > $w FROM mzcoord.frontiers WHERE relation = 'mv'::regclass})
+	  or die 'the materialized view does not advance after the update';
+	is($new->safe_psql('postgres', qq{
+		SELECT count(*) FROM (
+		  (SELECT * FROM mzcoord.read_at(NULL::mv, $w)
+		   EXCEPT ALL SELECT k, v FROM mzcoord.read_at(NULL::keep, $w) WHERE k > 2)
+		  UNION ALL
+		  (SELECT k, v FROM mzcoord.read_at(NULL::keep, $w) WHERE k > 2
+		   EXCEPT ALL SELECT * FROM mzcoord.read_at(NULL::mv, $w))) d}),
+		'0', 'the materialized view made under 0.1 computes after the update');
+
 	# Let the coordinator tick and publish; then the checks.
 	my $ticks = $new->safe_psql('postgres', 'SELECT ticks FROM mzcoord.worker_status()');
 	$new->poll_query_until('postgres', "SELECT ticks > $ticks + 5 FROM mzcoord.worker_status()")
@@ -436,7 +467,7 @@ SKIP:
 	$new->safe_psql('postgres', 'CREATE DATABASE fresh');
 	$new->safe_psql('fresh', 'CREATE EXTENSION mzcoord');
 	compare_catalogs($new, 'postgres', 'fresh',
-		'the updated catalog of a used 0.1 cluster equals a fresh 0.2 install');
+		'the updated catalog of a used 0.1 cluster equals a fresh install');
 	$new->stop;
 }
 
