@@ -393,7 +393,8 @@ mzcoord_compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompacti
  * SQL: mzcoord.compact(rel regclass, OUT compacted bigint, OUT rows_in bigint,
  *		OUT rows_out bigint) RETURNS record
  *
- * Compacts the history of a table or source up to its current since now.
+ * Compacts the history of a table, source or materialized view up to its
+ * current since now.
  */
 Datum
 mzcoord_compact(PG_FUNCTION_ARGS)

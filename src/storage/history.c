@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * history.c
- *	  Finding the history relation of a table or source, writing updates
- *	  into it, and running internal SQL as the histories' owner.
+ *	  Finding the history relation of a table, source or materialized view,
+ *	  writing updates into it, and running internal SQL as the histories'
+ *	  owner.
  *
  * A history is a relation mzcoord.history_u<N> owned by the extension
  * owner, readable and writable by nobody else (install.c creates it).
@@ -328,7 +329,7 @@ mzcoord_history_lookup(Oid relid, bool missing_ok)
 			return NULL;
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("relation \"%s\" is not an mzcoord table or source",
+				 errmsg("relation \"%s\" is not an mzcoord table, source or materialized view",
 						get_rel_name(relid) ? get_rel_name(relid) : "?"),
 				 errhint("Register a table with mzcoord.create_table(), or create a source with mzcoord.create_source().")));
 	}

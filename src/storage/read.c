@@ -253,7 +253,7 @@ mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno, const char *func)
 	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s needs the row type of a table or source, not type %s",
+				 errmsg("%s needs the row type of a table, source or materialized view, not type %s",
 						func, OidIsValid(typid) ? format_type_be(typid) : "unknown"),
 				 errhint("Pass a null of the relation's row type, for example NULL::my_table.")));
 	return relid;
