@@ -15,8 +15,9 @@ CREATE TABLE rf.t (a int);
 SELECT mzcoord.create_table('rf.t') IS NOT NULL AS registered;
 
 CREATE TEMP VIEW mvs AS
-SELECT i.name, i.refresh, c.as_of, c.since = c.as_of AS since_is_as_of,
-       c.upper = c.as_of AS empty
+SELECT i.name, i.refresh, c.as_of, c.since >= c.as_of AS since_from_as_of,
+       -- refreshed or not yet (the coordinator runs them), never before
+       c.upper IS NULL OR c.upper >= c.as_of AS upper_from_as_of
   FROM mzcoord.items i JOIN mzcoord.collections c ON c.item_id = i.id
  WHERE i.schema_name = 'rf' AND i.kind = 'materialized_view';
 
@@ -52,7 +53,7 @@ SELECT m.name,
   FROM mvs m, mzcoord.collections t
  WHERE t.item_id = (SELECT id FROM mzcoord.items WHERE schema_name = 'rf' AND name = 't')
    AND m.name = 'daily';
-SELECT m.name, m.as_of >= t.as_of AS not_before_input, m.since_is_as_of, m.empty
+SELECT m.name, m.as_of >= t.as_of AS not_before_input, m.since_from_as_of, m.upper_from_as_of
   FROM mvs m, mzcoord.collections t
  WHERE t.item_id = (SELECT id FROM mzcoord.items WHERE schema_name = 'rf' AND name = 't')
  ORDER BY m.name;

@@ -179,7 +179,9 @@ copy_holds_locked(MzcHoldCopy *hs)
 	{
 		mzc_collection *c = &mzcoord_ctl_slots[s];
 
-		if (c->state == MZC_COLL_FREE || c->state == MZC_COLL_GONE)
+		/* A sealed or dropped view or sink holds nothing any more. */
+		if (c->state == MZC_COLL_FREE || c->state == MZC_COLL_GONE ||
+			c->dep_hold.empty)
 			continue;
 		for (int d = 0; d < c->ndeps; d++)
 		{
@@ -190,7 +192,7 @@ copy_holds_locked(MzcHoldCopy *hs)
 			hs[n].kind = "maintained";
 			hs[n].pid = 0;
 			strlcpy(hs[n].item_id, mzcoord_ctl_info[s].item_id, MZC_ITEM_ID_LEN);
-			hs[n].time = c->dep_hold.empty ? MZC_TS_MAX : c->dep_hold.ts;
+			hs[n].time = c->dep_hold.ts;
 			hs[n].since = mzcoord_ctl_info[s].created_at;
 			hs[n].implied = mzcoord_ctl_slots[dep].implied;
 			n++;

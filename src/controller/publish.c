@@ -432,6 +432,8 @@ mzcoord_ctl_create_locked(int64 gid, const char *item_id, Oid relid,
 	args.deps = deps;
 	args.ndeps = ndeps;
 	args.hold_deps_at_since = true;
+	/* A view or sink keeps what it made in storage of its own (see core). */
+	args.deps_at_upper = kind == MZC_KIND_MATERIALIZED_VIEW || kind == MZC_KIND_SINK;
 	if (mzc_coll_create(&mzcoord_ctl->colls, &args, &slot, err) != MZC_OK)
 		return false;
 

@@ -78,9 +78,25 @@ validate_implied(const mzc_collections *set, int32_t i, mzc_frontier since,
 	return MZC_OK;
 }
 
-/* Each dependency of slot i is live, older, and held by it at since. */
+/*
+ * Where slot c must hold its dependencies: at its since; or, held at its
+ * upper, at upper - 1 or later while ACTIVE with an upper, and nowhere
+ * otherwise.
+ */
+static bool
+dep_hold_ok(const mzc_collection *c, mzc_frontier since)
+{
+	if (!c->deps_at_upper)
+		return mzc_frontier_eq(since, c->dep_hold);
+	if (c->state != MZC_COLL_ACTIVE || c->upper.empty)
+		return c->dep_hold.empty;
+	return !c->dep_hold.empty &&
+		(c->upper.ts == 0 || c->dep_hold.ts >= c->upper.ts - 1);
+}
+
+/* Each dependency of slot i is live, older, and held by it at hold (if any). */
 static mzc_status
-validate_deps(const mzc_collections *set, int32_t i, mzc_frontier since,
+validate_deps(const mzc_collections *set, int32_t i, mzc_frontier hold,
 			  mzc_error *err)
 {
 	const mzc_collection *c = &set->slots[i];
@@ -97,7 +113,7 @@ validate_deps(const mzc_collections *set, int32_t i, mzc_frontier since,
 		if (d->birth >= c->birth)
 			return mzc_fail(err, MZC_ERR_STATE,
 							"slot %d depends on a younger slot", (int) i);
-		if (mzc_counted_count_at(set->pool, &d->caps, since.ts) < 1)
+		if (!hold.empty && mzc_counted_count_at(set->pool, &d->caps, hold.ts) < 1)
 			return mzc_fail(err, MZC_ERR_STATE,
 							"slot %d has no hold on dependency %d",
 							(int) i, (int) c->deps[j]);
@@ -105,7 +121,7 @@ validate_deps(const mzc_collections *set, int32_t i, mzc_frontier since,
 	return MZC_OK;
 }
 
-/* The live slots that list slot i as a dependency (quadratic overall). */
+/* The live slots that hold slot i as a dependency (quadratic overall). */
 static int32_t
 count_dependents(const mzc_collections *set, int32_t i)
 {
@@ -117,7 +133,7 @@ count_dependents(const mzc_collections *set, int32_t i)
 	{
 		const mzc_collection *o = &set->slots[j];
 
-		if (!mzc_coll_live(set, j))
+		if (!mzc_coll_live(set, j) || o->dep_hold.empty)
 			continue;
 		for (k = 0; k < o->ndeps; k++)
 			if (o->deps[k] == i)
@@ -151,7 +167,7 @@ validate_slot(const mzc_collections *set, int32_t i, validate_totals *tot,
 		return MZC_OK;
 	}
 	since = mzc_counted_frontier(set->pool, &c->caps);
-	if (!mzc_frontier_eq(since, c->dep_hold))
+	if (!dep_hold_ok(c, since))
 		return mzc_fail(err, MZC_ERR_STATE,
 						"slot %d holds its dependencies at a stale frontier",
 						(int) i);
@@ -163,9 +179,9 @@ validate_slot(const mzc_collections *set, int32_t i, validate_totals *tot,
 		return MZC_OK;
 	}
 	if ((st = validate_implied(set, i, since, err)) != MZC_OK ||
-		(st = validate_deps(set, i, since, err)) != MZC_OK)
+		(st = validate_deps(set, i, c->dep_hold, err)) != MZC_OK)
 		return st;
-	if (mzc_coll_live(set, i))
+	if (mzc_coll_live(set, i) && !c->dep_hold.empty)
 	{
 		tot->edges += c->ndeps;
 		tot->dependents += c->ndependents;

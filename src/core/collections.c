@@ -148,6 +148,31 @@ mark_pending(mzc_collections *set, int32_t slot)
 }
 
 /*
+ * Where c holds its dependencies (see mzc_coll_dep_frontier).  A collection
+ * holding them at its upper never moves its hold back: join with the hold
+ * it has.
+ */
+static mzc_frontier
+dep_frontier(const mzc_collections *set, const mzc_collection *c)
+{
+	if (!c->deps_at_upper)
+		return mzc_counted_frontier(set->pool, &c->caps);
+	if (c->state != MZC_COLL_ACTIVE || c->upper.empty)
+		return mzc_frontier_empty();
+	if (c->upper.ts == 0 || c->dep_hold.empty)
+		return c->dep_hold;
+	return mzc_frontier_join(c->dep_hold, mzc_frontier_at(c->upper.ts - 1));
+}
+
+mzc_frontier
+mzc_coll_dep_frontier(const mzc_collections *set, int32_t slot)
+{
+	if (!slot_in_range(set, slot) || set->slots[slot].state == MZC_COLL_FREE)
+		return mzc_frontier_empty();
+	return dep_frontier(set, &set->slots[slot]);
+}
+
+/*
  * Number of distinct dependency edges reachable from slot (its own edges,
  * its dependencies' edges, and so on).  Propagating one since change needs at
  * most one new pool node per edge, so this bounds what to reserve.
@@ -255,6 +280,7 @@ propagate(mzc_collections *set, mzc_coll_effect *effect)
 					prev = MZC_NIL,
 					i;
 		mzc_collection *y;
+		mzc_frontier since;
 		mzc_frontier f;
 
 		for (i = set->pending_head; i != MZC_NIL; i = set->slots[i].pending_next)
@@ -274,13 +300,14 @@ propagate(mzc_collections *set, mzc_coll_effect *effect)
 		y->pending = false;
 		y->pending_next = MZC_NIL;
 
-		f = mzc_counted_frontier(set->pool, &y->caps);
+		since = mzc_counted_frontier(set->pool, &y->caps);
+		f = dep_frontier(set, y);
 		if (!mzc_frontier_eq(f, y->dep_hold))
 		{
 			mzc_update	u[2];
 			int32_t		n = 0;
 
-			/* The since only grows, so dep_hold < f: this order is sorted. */
+			/* A dep hold only grows, so dep_hold < f: this order is sorted. */
 			if (!y->dep_hold.empty)
 			{
 				u[n].time = y->dep_hold.ts;
@@ -316,7 +343,7 @@ propagate(mzc_collections *set, mzc_coll_effect *effect)
 			}
 			y->dep_hold = f;
 		}
-		if (y->state == MZC_COLL_DROPPED && f.empty)
+		if (y->state == MZC_COLL_DROPPED && since.empty)
 		{
 			y->state = MZC_COLL_GONE;
 			mark_dirty(set, best);
@@ -405,6 +432,23 @@ plan_move(coll_plan *plan, mzc_frontier old_f, mzc_frontier new_f)
 	}
 }
 
+/*
+ * Where a new collection at since first holds its dependencies: at since
+ * (S5), or with deps_at_upper at join(since, upper - 1), nowhere if its
+ * upper is {}.
+ */
+static mzc_frontier
+initial_dep_hold(const mzc_coll_create_args *args, mzc_frontier since)
+{
+	if (!args->hold_deps_at_since || !args->deps_at_upper)
+		return since;
+	if (args->upper.empty)
+		return mzc_frontier_empty();
+	if (args->upper.ts == 0)
+		return since;
+	return mzc_frontier_join(since, mzc_frontier_at(args->upper.ts - 1));
+}
+
 /* One count at since: the hold a new collection takes on each dependency (S5). */
 static mzc_update
 dep_hold_update(mzc_frontier since)
@@ -486,15 +530,22 @@ initial_since(const mzc_collections *set, const mzc_coll_create_args *args,
 
 		if (!args->hold_deps_at_since)
 			since = mzc_frontier_join(since, dep->implied);
-		else if (!mzc_frontier_le(mzc_counted_frontier(set->pool, &dep->caps),
-								  since))
-			return mzc_fail(err, MZC_ERR_SINCE_VIOLATION,
-							"dependency %d has a since beyond the initial since",
-							(int) args->deps[i]);
 	}
 	if (since.empty)
 		return mzc_fail(err, MZC_ERR_INVALID,
 						"initial since is empty: nothing would be readable");
+	if (args->hold_deps_at_since)
+	{
+		mzc_frontier hold = initial_dep_hold(args, since);
+
+		for (i = 0; i < args->ndeps; i++)
+			if (!mzc_frontier_le(mzc_counted_frontier(set->pool,
+													  &set->slots[args->deps[i]].caps),
+								 hold))
+				return mzc_fail(err, MZC_ERR_SINCE_VIOLATION,
+								"dependency %d has a since beyond where it would be held",
+								(int) args->deps[i]);
+	}
 	*since_out = since;
 	return MZC_OK;
 }
@@ -510,10 +561,11 @@ check_dep_holds(const mzc_collections *set, const mzc_coll_create_args *args,
 	int32_t		needed = 1;
 	int32_t		i;
 	mzc_status	st;
+	mzc_frontier hold = initial_dep_hold(args, since);
 
-	for (i = 0; i < args->ndeps; i++)
+	for (i = 0; i < args->ndeps && !hold.empty; i++)
 	{
-		mzc_update	u = dep_hold_update(since);
+		mzc_update	u = dep_hold_update(hold);
 		mzc_counted_effect eff;
 
 		st = mzc_counted_check(set->pool, &set->slots[args->deps[i]].caps,
@@ -553,14 +605,17 @@ install_collection(mzc_collections *set, const mzc_coll_create_args *args,
 	mzc_counted_init(&c->caps);
 	if (mzc_counted_seed(set->pool, &c->caps, since.ts, 1, NULL) != MZC_OK)
 		set->internal_errors++;
-	c->dep_hold = since;
+	c->deps_at_upper = args->hold_deps_at_since && args->deps_at_upper;
+	c->dep_hold = c->deps_at_upper ? initial_dep_hold(args, since) : since;
 	c->ndeps = args->ndeps;
 	for (i = 0; i < args->ndeps; i++)
 	{
-		mzc_update	u = dep_hold_update(since);
+		mzc_update	u = dep_hold_update(c->dep_hold);
 		int32_t		d = args->deps[i];
 
 		c->deps[i] = d;
+		if (c->dep_hold.empty)
+			continue;
 		if (mzc_counted_apply_consolidated(set->pool, &set->slots[d].caps,
 										   &u, 1, NULL, NULL) != MZC_OK)
 			set->internal_errors++;
@@ -592,6 +647,32 @@ mzc_coll_create(mzc_collections *set, const mzc_coll_create_args *args,
 		return st;
 	/* Nothing can fail from here on. */
 	*slot_out = install_collection(set, args, since);
+	return MZC_OK;
+}
+
+/*
+ * A collection holding its dependencies at its upper moves those holds when
+ * its upper advances: one node per dependency edge, and the propagation
+ * their since changes may cause.  prepare() reserved that already if the
+ * plan moves the since; otherwise reserve it here.
+ */
+static mzc_status
+reserve_dep_move(mzc_collections *set, int32_t slot, const coll_plan *plan,
+				 mzc_error *err)
+{
+	int32_t		reserve;
+
+	if (!set->slots[slot].deps_at_upper || set->slots[slot].ndeps == 0 ||
+		plan->effect.changed)
+		return MZC_OK;
+	reserve = plan->effect.nodes_needed - plan->effect.nodes_freed;
+	if (reserve < 0)
+		reserve = 0;
+	reserve += reachable_edges(set, slot);
+	if (reserve > set->pool->nfree)
+		return mzc_fail(err, MZC_ERR_NO_SPACE,
+						"count pool is full: %d free nodes, up to %d needed",
+						(int) set->pool->nfree, (int) reserve);
 	return MZC_OK;
 }
 
@@ -657,12 +738,16 @@ mzc_coll_advance_upper(mzc_collections *set, int32_t slot,
 		return MZC_OK;			/* S8: only forward; a regression is ignored */
 	implied = next_implied(c, &c->policy, new_upper);
 	plan_move(&plan, c->implied, implied);
-	if ((st = prepare(set, slot, &plan, err)) != MZC_OK)
+	if ((st = prepare(set, slot, &plan, err)) != MZC_OK ||
+		(st = reserve_dep_move(set, slot, &plan, err)) != MZC_OK)
 		return st;
 
 	c->upper = new_upper;
 	c->implied = implied;
 	mark_dirty(set, slot);
+	/* Its dependencies are held at its upper: they move with it. */
+	if (c->deps_at_upper)
+		mark_pending(set, slot);
 	commit(set, slot, &plan, effect);
 	return MZC_OK;
 }
@@ -779,6 +864,9 @@ mzc_coll_drop(mzc_collections *set, int32_t slot, mzc_coll_effect *effect,
 	c->policy = mzc_policy_valid_from(mzc_frontier_empty());
 	c->implied = mzc_frontier_empty();
 	mark_dirty(set, slot);
+	/* Held at its upper, its dependencies are released now (no nodes needed). */
+	if (c->deps_at_upper)
+		mark_pending(set, slot);
 	commit(set, slot, &plan, effect);
 	return MZC_OK;
 }

@@ -14,7 +14,12 @@
  *					dependent collection (S1)
  *	 - since		= frontier of caps = meet(implied, every hold)
  *	 - deps			up to MZC_COLL_MAX_DEPS storage dependencies (S5), on each
- *					of which it holds one count at `dep_hold`.
+ *					of which it holds one count at `dep_hold`: its since, or
+ *					for a collection that holds them at its upper (a
+ *					materialized view or sink: storage of its own, written by
+ *					a dataflow, serves every read below its upper) where it
+ *					reads them next, join(initial since, upper - 1), and
+ *					nowhere once its upper is {} or it is dropped.
  *
  * Whenever a collection's since changes, the net change (old -> new) is
  * forwarded to its dependencies (S6), which may change their since in turn.
@@ -75,6 +80,7 @@ typedef struct mzc_collection
 	mzc_policy	policy;
 	mzc_counted caps;			/* read capabilities; since = its frontier */
 	mzc_frontier dep_hold;		/* where this collection holds each dep */
+	bool		deps_at_upper;	/* dep_hold follows upper - 1, not since */
 	int32_t		ndeps;
 	int32_t		deps[MZC_COLL_MAX_DEPS];	/* slots of its dependencies */
 	int32_t		ndependents;	/* live collections holding this one */
@@ -127,6 +133,15 @@ typedef struct mzc_coll_create_args
 	 * otherwise MZC_ERR_SINCE_VIOLATION.
 	 */
 	bool		hold_deps_at_since;
+
+	/*
+	 * With hold_deps_at_since: the collection holds its dependencies at its
+	 * upper rather than its since (see deps above).  Its first dep hold is
+	 * join(since, upper - 1), and every dependency's since must be at or
+	 * below that instead (a restart finds the inputs released up to the
+	 * object's progress, not its since).
+	 */
+	bool		deps_at_upper;
 } mzc_coll_create_args;
 
 /* What an operation did. */
@@ -218,6 +233,14 @@ extern mzc_frontier mzc_coll_since(const mzc_collections *set, int32_t slot);
  * Only traversal marks change.  0 for FREE slots and bad numbers.
  */
 extern int32_t mzc_coll_reachable_edges(mzc_collections *set, int32_t slot);
+
+/*
+ * Where slot holds its dependencies now (dep_hold): its since, or for a
+ * collection created with deps_at_upper join(dep_hold, upper - 1) while it
+ * is ACTIVE and its upper is not {}, and {} otherwise.  {} for FREE slots.
+ */
+extern mzc_frontier mzc_coll_dep_frontier(const mzc_collections *set,
+										  int32_t slot);
 
 /* Is slot ACTIVE or DROPPED (i.e. can it take holds)? */
 extern bool mzc_coll_live(const mzc_collections *set, int32_t slot);

@@ -20,8 +20,11 @@ CREATE TABLE mzcoord.maintenance (
     error_code   text,
     error_at     timestamptz,
     CONSTRAINT maintenance_pkey PRIMARY KEY (item_id),
+    -- Deferred like the read requirements': a change of an item's id is
+    -- refused by the catalog's own trigger, with its own message.
     CONSTRAINT maintenance_item_id_fkey FOREIGN KEY (item_id)
         REFERENCES mzcoord.items (id) ON DELETE CASCADE
+        DEFERRABLE INITIALLY DEFERRED
 );
 
 COMMENT ON TABLE mzcoord.maintenance IS

@@ -237,6 +237,92 @@ test_hold_deps_at_since(void **state)
 	valid();
 }
 
+/*
+ * deps_at_upper: a collection with storage of its own (a materialized view)
+ * holds its input at its progress, upper - 1, not at its since: a reader
+ * holding the view far back does not pin the input.  Sealing or dropping
+ * it releases the input at once; a restart (creation with an upper beyond
+ * the since) finds the input released up to upper - 1.
+ */
+static void
+test_deps_at_upper(void **state)
+{
+	int32_t		d = create(AT(100), AT(0), AT(1000), NULL, 0);
+	mzc_coll_create_args a;
+	mzc_policy	p = mzc_policy_valid_from(AT(900));
+	int32_t		x,
+				y;
+	mzc_error	err;
+
+	memset(&a, 0, sizeof(a));
+	a.shard_since = AT(200);
+	a.requested_since = AT(0);
+	a.upper = AT(200);
+	a.deps = &d;
+	a.ndeps = 1;
+	a.hold_deps_at_since = true;
+	a.deps_at_upper = true;
+	assert_int_equal(mzc_coll_create(&set, &a, &x, NULL), MZC_OK);
+	assert_frontier_at(slots[x].dep_hold, 200);
+	assert_int_equal(mzc_counted_count_at(&pool, &slots[d].caps, 200), 1);
+	/* d's policy wants 900, x holds it at 200 */
+	assert_int_equal(mzc_coll_set_policy(&set, d, &p, NULL, NULL), MZC_OK);
+	assert_frontier_at(mzc_coll_since(&set, d), 200);
+
+	/* a reader holds x at 250; x refreshes up to 600 */
+	assert_int_equal(mzc_coll_acquire(&set, x, 250, NULL, NULL), MZC_OK);
+	assert_int_equal(mzc_coll_advance_upper(&set, x, AT(600), NULL, NULL), MZC_OK);
+	assert_frontier_at(slots[x].dep_hold, 599);
+	assert_frontier_at(mzc_coll_dep_frontier(&set, x), 599);
+	assert_frontier_at(mzc_coll_since(&set, x), 200);
+	/* d is held at x's progress, not at x's since */
+	assert_int_equal(mzc_counted_count_at(&pool, &slots[d].caps, 200), 0);
+	assert_int_equal(mzc_counted_count_at(&pool, &slots[d].caps, 599), 1);
+	assert_frontier_at(mzc_coll_since(&set, d), 599);
+	valid();
+
+	/* a restart: x at since 200 with upper 800; d must be at or below 799 */
+	memset(&a, 0, sizeof(a));
+	a.shard_since = AT(200);
+	a.requested_since = AT(0);
+	a.upper = AT(800);
+	a.deps = &d;
+	a.ndeps = 1;
+	a.hold_deps_at_since = true;
+	a.deps_at_upper = true;
+	assert_int_equal(mzc_coll_create(&set, &a, &y, &err), MZC_OK);
+	assert_frontier_at(slots[y].dep_hold, 799);
+	assert_frontier_at(mzc_coll_since(&set, y), 200);
+	valid();
+
+	/* sealing y releases d; dropping x releases it while its reader stays */
+	assert_int_equal(mzc_coll_advance_upper(&set, y, mzc_frontier_empty(), NULL, NULL), MZC_OK);
+	assert_frontier_empty(slots[y].dep_hold);
+	assert_int_equal(mzc_coll_drop(&set, x, NULL, NULL), MZC_OK);
+	assert_int_equal(slots[x].state, MZC_COLL_DROPPED);
+	assert_frontier_empty(slots[x].dep_hold);
+	assert_int_equal(slots[d].ndependents, 0);
+	assert_frontier_at(mzc_coll_since(&set, d), 900);
+	valid();
+	/* without inputs, sealing keeps the record straight too */
+	memset(&a, 0, sizeof(a));
+	a.shard_since = AT(300);
+	a.requested_since = AT(0);
+	a.upper = AT(300);
+	a.hold_deps_at_since = true;
+	a.deps_at_upper = true;
+	assert_int_equal(mzc_coll_create(&set, &a, &y, NULL), MZC_OK);
+	assert_int_equal(mzc_coll_advance_upper(&set, y, AT(400), NULL, NULL), MZC_OK);
+	valid();
+	assert_int_equal(mzc_coll_advance_upper(&set, y, mzc_frontier_empty(), NULL, NULL), MZC_OK);
+	assert_frontier_empty(slots[y].dep_hold);
+	valid();
+	/* the reader goes: x is gone */
+	assert_int_equal(mzc_coll_release(&set, x, 250, NULL, NULL), MZC_OK);
+	assert_int_equal(slots[x].state, MZC_COLL_GONE);
+	valid();
+}
+
 /* S-e: a dropped collection waits for its holds, then releases its deps. */
 static void
 test_se_drop_with_holds(void **state)
@@ -1045,6 +1131,7 @@ main(void)
 		cmocka_unit_test_setup(test_sd_dependency_forwarding, setup),
 		cmocka_unit_test_setup(test_s3_initial_since_from_dependency, setup),
 		cmocka_unit_test_setup(test_hold_deps_at_since, setup),
+		cmocka_unit_test_setup(test_deps_at_upper, setup),
 		cmocka_unit_test_setup(test_se_drop_with_holds, setup),
 		cmocka_unit_test_setup(test_drop_dependency_first, setup),
 		cmocka_unit_test_setup(test_sf_missing_collection, setup),
