@@ -241,7 +241,13 @@ maintain_one(int64 gid, MzcKind kind)
 	PG_TRY();
 	{
 		run_step(gid, kind, &o);
-		if (o.did)
+		/*
+		 * Only steps that did work are recorded: an idle view's upper moves
+		 * every tick, and a row version per view per tick would only bloat
+		 * the table.  A step after failures is always recorded (it clears
+		 * them).
+		 */
+		if (o.did && (o.times > 0 || hash_search(retries, &gid, HASH_FIND, NULL) != NULL))
 			(void) record_outcome(gid, &o, NULL,
 								  (GetCurrentTimestamp() - start) / 1000.0);
 		ReleaseCurrentSubTransaction();

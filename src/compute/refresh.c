@@ -387,11 +387,16 @@ evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 			   const int64 *times, int n, MzcRefreshResult *res)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
-	MzcRowSet  *prev = relation_contents(rel);
+	MzcRowSet  *prev;
 	Oid			save_user;
 	int			save_sec;
 	int			save_nest;
 
+	res->times = n;
+	/* No input changed: the contents stay, only the upper moves. */
+	if (n == 0)
+		return;
+	prev = relation_contents(rel);
 	for (int i = 0; i < n; i++)
 	{
 		MzcRowSet  *next = mzcoord_rowset_create(desc, CurrentMemoryContext);
@@ -410,7 +415,6 @@ evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 		prev = next;
 	}
 	mzcoord_rowset_destroy(prev);
-	res->times = n;
 }
 
 /*

@@ -30,9 +30,9 @@ CREATE TABLE mzcoord.maintenance (
 COMMENT ON TABLE mzcoord.maintenance IS
 'Progress and last error of each materialized view and sink the coordinator maintains';
 COMMENT ON COLUMN mzcoord.maintenance.steps IS
-'Refreshes or exports that committed';
+'Steps that did work and committed: refreshes that evaluated the query at one time or more, exports that wrote rows (a step that only moves the upper of an idle object is not counted)';
 COMMENT ON COLUMN mzcoord.maintenance.upper IS
-'The upper the last committed step left (NULL: the empty frontier, or none yet)';
+'The upper the last counted step left (NULL: the empty frontier, or none yet); mzcoord.frontiers has the current one';
 COMMENT ON COLUMN mzcoord.maintenance.updates IS
 'Updates written in all: rows of the view''s history (sum of |diff|), or rows exported by the sink';
 COMMENT ON COLUMN mzcoord.maintenance.times IS
