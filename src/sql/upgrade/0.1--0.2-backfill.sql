@@ -50,3 +50,10 @@ SELECT ii.item_id, ii.input_global_id,
   LEFT JOIN mzcoord.compaction_bounds b ON b.global_id = ii.input_global_id
  WHERE i.kind IN ('materialized_view', 'index', 'sink')
  ORDER BY ii.item_id, ii.input_global_id;
+
+-- Issue 12: mzcoord.create_sink(text, regclass, boolean) replaced the
+-- two-argument function, whose privileges went with it.
+COMMENT ON FUNCTION mzcoord.create_sink(text, regclass, boolean) IS
+'Create a sink exporting the updates of a table, source or materialized view (with snapshot, starting with its contents at the as-of); returns its item id';
+REVOKE ALL ON FUNCTION mzcoord.create_sink(text, regclass, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION mzcoord.create_sink(text, regclass, boolean) TO PUBLIC;
