@@ -13,6 +13,8 @@
  *	1. locks the sink's relation in SHARE ROW EXCLUSIVE mode (one export at
  *	   a time; a DROP waits for it) and reads U, the as-of and the options
  *	   again with a fresh snapshot (the previous export has committed);
+ *	   then its input, without waiting (a DROP of the input locks the
+ *	   input first and the sink next: waiting could deadlock);
  *	2. reads M from the controller, and only then takes the snapshot it
  *	   reads the input's history with: every update below M is committed
  *	   and visible to it.  The input cannot be compacted past U - 1 (the
@@ -408,7 +410,22 @@ mzcoord_export_sink(int64 gid, MzcExportResult *res)
 		table_close(sink, NoLock);
 		return false;
 	}
-	input = table_open(in.relid, AccessShareLock);
+	/*
+	 * A DROP of the input locks it before the sink: never wait for the
+	 * input while holding the sink, or the two could deadlock.  The next
+	 * pass retries.
+	 */
+	if (!ConditionalLockRelationOid(in.relid, AccessShareLock))
+	{
+		table_close(sink, NoLock);
+		return false;
+	}
+	input = try_table_open(in.relid, NoLock);
+	if (input == NULL)
+	{
+		table_close(sink, NoLock);
+		return false;
+	}
 	h = mzcoord_history_copy(mzcoord_history_lookup(in.relid, false));
 
 	st.sink = sink;
