@@ -11,7 +11,8 @@
  * once.  An export of a sink whose input is complete up to M > U:
  *
  *	1. locks the sink's relation in SHARE ROW EXCLUSIVE mode (one export at
- *	   a time; a DROP waits for it) and reads U, the as-of and the options
+ *	   a time; a DROP waits for it; a consumer's DELETE too, and while one
+ *	   runs the export is left to the next pass) and reads U, the as-of and the options
  *	   again with a fresh snapshot (the previous export has committed);
  *	   then its input, without waiting (a DROP of the input locks the
  *	   input first and the sink next: waiting could deadlock);
@@ -394,7 +395,14 @@ mzcoord_export_sink(int64 gid, MzcExportResult *res)
 	memset(res, 0, sizeof(*res));
 	if (!OidIsValid(relid))
 		return false;
-	sink = try_table_open(relid, ShareRowExclusiveLock);
+
+	/*
+	 * A consumer deleting rows holds a lock that conflicts: the coordinator
+	 * does not wait for it (its whole pass would), the next pass retries.
+	 */
+	if (!ConditionalLockRelationOid(relid, ShareRowExclusiveLock))
+		return false;
+	sink = try_table_open(relid, NoLock);
 	if (sink == NULL)
 		return false;
 	if (!read_sink_row(gid, &s) || s.sealed ||
