@@ -102,7 +102,7 @@ typedef struct ExportState
 	MemoryContext batch_cxt;
 	Datum	   *batch;			/* composite datums of the sink's row type */
 	int			nbatch;
-	SPIPlanPtr	plan;
+	char	   *insert_sql;		/* INSERT INTO sink SELECT * FROM unnest($1) */
 	int64		rows;
 } ExportState;
 
@@ -218,6 +218,8 @@ flush_batch(ExportState *st)
 	int			save_nest;
 	Datum		arg;
 	Oid			rowtype = RelationGetForm(st->sink)->reltype;
+	Oid			argtypes[1] = {get_array_type(rowtype)};
+	SPIPlanPtr	plan;
 
 	if (st->nbatch == 0)
 		return;
@@ -226,19 +228,12 @@ flush_batch(ExportState *st)
 	save_nest = mzcoord_become_owner(st->sink->rd_rel->relowner, &save_user,
 									 &save_sec);
 	mzcoord_spi_connect();
-	if (st->plan == NULL)
-	{
-		Oid			argtypes[1] = {get_array_type(rowtype)};
-		char	   *qrel = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(st->sink)),
-													  RelationGetRelationName(st->sink));
-
-		st->plan = SPI_prepare(psprintf("INSERT INTO %s SELECT * FROM pg_catalog.unnest($1)",
-										qrel), 1, argtypes);
-		if (st->plan == NULL || SPI_keepplan(st->plan) != 0)
-			elog(ERROR, "could not prepare the export into \"%s\"",
-				 RelationGetRelationName(st->sink));
-	}
-	if (SPI_execute_snapshot(st->plan, &arg, NULL, GetLatestSnapshot(),
+	/* Prepared per batch (a batch is thousands of rows): nothing outlives SPI. */
+	plan = SPI_prepare(st->insert_sql, 1, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the export into \"%s\"",
+			 RelationGetRelationName(st->sink));
+	if (SPI_execute_snapshot(plan, &arg, NULL, GetLatestSnapshot(),
 							 InvalidSnapshot, false, true, 0) != SPI_OK_INSERT ||
 		SPI_processed != (uint64) st->nbatch)
 		elog(ERROR, "could not export into sink \"%s\"",
@@ -442,6 +437,9 @@ mzcoord_export_sink(int64 gid, MzcExportResult *res)
 	st.values = palloc(sizeof(Datum) * Max(st.sdesc->natts, 1));
 	st.isnull = palloc(sizeof(bool) * Max(st.sdesc->natts, 1));
 	st.batch = palloc(sizeof(Datum) * MZC_EXPORT_BATCH);
+	st.insert_sql = psprintf("INSERT INTO %s SELECT * FROM pg_catalog.unnest($1)",
+							 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(sink)),
+														RelationGetRelationName(sink)));
 	st.batch_cxt = AllocSetContextCreate(CurrentMemoryContext,
 										 "mzcoord export batch",
 										 ALLOCSET_DEFAULT_SIZES);
@@ -449,8 +447,6 @@ mzcoord_export_sink(int64 gid, MzcExportResult *res)
 	res->from_upper = s.upper;
 	res->new_upper = export_window(&st, &s, h, input, m, res);
 	res->rows_exported = st.rows;
-	if (st.plan != NULL)
-		SPI_freeplan(st.plan);
 	MemoryContextDelete(st.batch_cxt);
 
 	/* Rows written, upper not: the crash test's window (017, 020). */
