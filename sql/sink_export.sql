@@ -98,6 +98,30 @@ DELETE FROM t WHERE k = 1;
 INSERT INTO written SELECT mzcoord.last_commit_ts(), 1, 'x', -2;
 INSERT INTO t SELECT g, 'bulk' FROM generate_series(10, 509) g;
 INSERT INTO written SELECT mzcoord.last_commit_ts(), g, 'bulk', 1 FROM generate_series(10, 509) g;
+-- Random writes (a fixed seed), each in a transaction of its own, each
+-- logging what it changed; the time is filled in once it committed.
+SELECT setseed(0.42);
+CREATE TEMP TABLE random_ops AS
+SELECT n, k, CASE WHEN r < 0.45 THEN 'insert' WHEN r < 0.75 THEN 'update' ELSE 'delete' END AS op
+  FROM (SELECT n, 1 + floor(random() * 12)::int AS k, random() AS r
+          FROM generate_series(1, 150) n) x;
+\set ECHO none
+SELECT stmt FROM (
+  SELECT n, 1 AS part, CASE op
+    WHEN 'insert' THEN format($f$WITH c AS (INSERT INTO se.t VALUES (%s, 'r%s') RETURNING k, v)
+                              INSERT INTO written SELECT NULL::bigint, k, v, 1 FROM c$f$, k, n)
+    WHEN 'update' THEN format($f$WITH o AS (SELECT k, v FROM se.t WHERE k = %s),
+                              u AS (UPDATE se.t SET v = v || '+' WHERE k = %s RETURNING k, v)
+                              INSERT INTO written SELECT NULL::bigint, k, v, -1 FROM o
+                              UNION ALL SELECT NULL::bigint, k, v, 1 FROM u$f$, k, k)
+    ELSE format($f$WITH d AS (DELETE FROM se.t WHERE k = %s RETURNING k, v)
+                INSERT INTO written SELECT NULL::bigint, k, v, -1 FROM d$f$, k)
+    END AS stmt FROM random_ops
+  UNION ALL
+  SELECT n, 2, 'UPDATE written SET ts = mzcoord.last_commit_ts() WHERE ts IS NULL' FROM random_ops
+) s ORDER BY n, part \gexec
+\set ECHO all
+SELECT count(*) FILTER (WHERE ts IS NULL) AS untimed, count(*) > 150 AS logged FROM written;
 
 -- What a sink with this as-of must hold: the contents at the as-of (with
 -- a snapshot), then every (row, time) after it with its summed diff.
@@ -126,16 +150,19 @@ SELECT wait_sink('t_snap', (SELECT max(ts) FROM written))
    AND wait_sink('t_nosnap', (SELECT max(ts) FROM written)) AS exported;
 SELECT * FROM stream_diff('t_snap', true);
 SELECT * FROM stream_diff('t_nosnap', false);
-SELECT count(*) AS snap_rows, count(*) FILTER (WHERE mz_timestamp = sink_as_of('t_snap')) AS snapshot_rows
+SELECT count(*) > 600 AS many_rows,
+       count(*) = (SELECT count(*) FROM expected(sink_as_of('t_snap'), true)) AS as_many_as_expected,
+       count(*) FILTER (WHERE mz_timestamp = sink_as_of('t_snap')) AS snapshot_rows
   FROM t_snap;
-SELECT count(*) AS nosnap_rows FROM t_nosnap;
+SELECT count(*) = (SELECT count(*) FROM t_snap) - 2 AS nosnap_rows_are_snap_rows_but_snapshot
+  FROM t_nosnap;
 -- No (row, time) twice.
 SELECT count(*) AS duplicates FROM (
   SELECT k, v, mz_timestamp FROM t_snap GROUP BY 1, 2, 3 HAVING count(*) > 1) d;
 -- The stream in readable form (transactions close together may share a
 -- time, so times are not shown).
 SELECT k, v, mz_diff, mz_timestamp = sink_as_of('t_snap') AS in_snapshot
-  FROM t_snap WHERE v <> 'bulk' ORDER BY k, v, mz_timestamp;
+  FROM t_snap WHERE v IN ('x', 'y', 'z', 'w', 'p') ORDER BY k, v, mz_timestamp;
 -- The stream summed up to its upper is the contents at upper - 1.
 SELECT count(*) AS differences FROM (
   (SELECT k, v, sum(mz_diff) FROM t_snap GROUP BY k, v HAVING sum(mz_diff) <> 0
@@ -166,10 +193,17 @@ WITH taken AS (DELETE FROM t_snap WHERE mz_timestamp < :consumed_upto RETURNING 
 INSERT INTO consumed SELECT * FROM taken;
 COMMIT;
 SELECT count(*) AS left_after_consuming FROM t_snap;
-UPDATE t SET v = 'zz' WHERE k = 2;
-INSERT INTO written SELECT mzcoord.last_commit_ts(), * FROM (VALUES (2, 'z', -1), (2, 'zz', 1)) w;
+WITH o AS (SELECT k, v FROM t WHERE k = 2), u AS (UPDATE t SET v = 'zz' WHERE k = 2 RETURNING k, v)
+INSERT INTO written SELECT NULL::bigint, k, v, -1 FROM o UNION ALL SELECT NULL::bigint, k, v, 1 FROM u;
+UPDATE written SET ts = mzcoord.last_commit_ts() WHERE ts IS NULL;
 SELECT wait_sink('t_snap', (SELECT max(ts) FROM written)) AS exported;
-SELECT k, v, mz_diff, mz_timestamp >= :consumed_upto AS after_consumed FROM t_snap ORDER BY k, v;
+SELECT count(*) > 0 AS new_rows, bool_and(mz_timestamp >= :consumed_upto) AS all_after_consumed,
+       count(*) FILTER (WHERE v = 'zz') AS zz_rows FROM t_snap;
+-- Consumers only delete: inserts and updates of a sink's relation are refused.
+SELECT try($$INSERT INTO se.t_snap VALUES (9, 'no', 1, 1)$$);
+SELECT try($$UPDATE se.t_snap SET mz_diff = 5$$);
+SELECT count(*) AS guards FROM pg_trigger
+ WHERE tgrelid = 'se.t_snap'::regclass AND tgisinternal AND tgfoid = 'mzcoord._sink_guard'::regproc;
 -- What was consumed and what is left together are the whole stream.
 INSERT INTO consumed SELECT * FROM t_snap;
 SELECT count(*) AS differences FROM (

@@ -47,9 +47,15 @@
 
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
+#include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/parsenodes.h"
+#include "parser/parse_func.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -67,6 +73,12 @@
 #include "rowimage.h"
 #include "stage.h"
 #include "support.h"
+
+PG_FUNCTION_INFO_V1(mzcoord_sink_guard);
+PG_FUNCTION_INFO_V1(mzcoord_sink_install_guard);
+
+/* The sink relation this backend is exporting into, if any. */
+static Oid	exporting_relid = InvalidOid;
 
 /* At most this much is exported in one transaction (never part of a time). */
 #define MZC_EXPORT_MAX_UPDATES 100000
@@ -233,11 +245,21 @@ flush_batch(ExportState *st)
 	if (plan == NULL)
 		elog(ERROR, "could not prepare the export into \"%s\"",
 			 RelationGetRelationName(st->sink));
-	if (SPI_execute_snapshot(plan, &arg, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, false, true, 0) != SPI_OK_INSERT ||
-		SPI_processed != (uint64) st->nbatch)
-		elog(ERROR, "could not export into sink \"%s\"",
-			 RelationGetRelationName(st->sink));
+	/* Past the sink's guard, for this statement only. */
+	exporting_relid = RelationGetRelid(st->sink);
+	PG_TRY();
+	{
+		if (SPI_execute_snapshot(plan, &arg, NULL, GetLatestSnapshot(),
+								 InvalidSnapshot, false, true, 0) != SPI_OK_INSERT ||
+			SPI_processed != (uint64) st->nbatch)
+			elog(ERROR, "could not export into sink \"%s\"",
+				 RelationGetRelationName(st->sink));
+	}
+	PG_FINALLY();
+	{
+		exporting_relid = InvalidOid;
+	}
+	PG_END_TRY();
 	SPI_finish();
 	mzcoord_restore_user(save_user, save_sec, save_nest);
 	st->rows += st->nbatch;
@@ -458,4 +480,96 @@ mzcoord_export_sink(int64 gid, MzcExportResult *res)
 	table_close(input, NoLock);
 	table_close(sink, NoLock);
 	return true;
+}
+
+/* ----------------------------------------------------------------
+ * The guard of a sink's relation
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Trigger function mzcoord._sink_guard(): rows of a sink's relation are
+ * written only by its export; consumers may delete them (and truncate the
+ * relation), never insert or update them, which would corrupt the stream.
+ */
+Datum
+mzcoord_sink_guard(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("mzcoord._sink_guard() must be called as a trigger")));
+	if (OidIsValid(exporting_relid) &&
+		exporting_relid == RelationGetRelid(td->tg_relation))
+		return PointerGetDatum(NULL);
+	ereport(ERROR,
+			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+			 errmsg("cannot %s sink \"%s\" directly",
+					TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? "update" : "insert into",
+					RelationGetRelationName(td->tg_relation)),
+			 errdetail("The rows of a sink are the updates its input exported, each exactly once."),
+			 errhint("Consumers delete the rows they have processed; see doc/sinks.md.")));
+	return PointerGetDatum(NULL);
+}
+
+/* Whether rel has the internal trigger calling fn. */
+static bool
+has_guard(Relation rel, Oid fn)
+{
+	if (rel->trigdesc == NULL)
+		return false;
+	for (int i = 0; i < rel->trigdesc->numtriggers; i++)
+		if (rel->trigdesc->triggers[i].tgfoid == fn &&
+			rel->trigdesc->triggers[i].tgisinternal)
+			return true;
+	return false;
+}
+
+/*
+ * SQL: mzcoord._sink_install_guard(rel regclass) RETURNS integer
+ *
+ * Gives a sink's relation its guard (an internal statement trigger, which
+ * pg_dump leaves out: mzcoord.restore_after_dump() installs it again).
+ * Returns 1 if it was created, 0 if the relation had it.
+ */
+Datum
+mzcoord_sink_install_guard(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	Relation	rel;
+	Oid			fn;
+	List	   *fname = list_make2(makeString("mzcoord"), makeString("_sink_guard"));
+	CreateTrigStmt *stmt;
+	bool		had;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("relation must not be null")));
+	relid = PG_GETARG_OID(0);
+	rel = try_table_open(relid, ShareRowExclusiveLock);
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	fn = LookupFuncName(fname, 0, NULL, false);
+	had = has_guard(rel, fn);
+	if (!had)
+	{
+		stmt = makeNode(CreateTrigStmt);
+		stmt->trigname = "mzcoord_sink_guard";
+		stmt->funcname = fname;
+		stmt->row = false;
+		stmt->timing = TRIGGER_TYPE_BEFORE;
+		stmt->events = TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE;
+		/* Fires whatever session_replication_role says. */
+		(void) CreateTriggerFiringOn(stmt, NULL, relid, InvalidOid, InvalidOid,
+									 InvalidOid, fn, InvalidOid, NULL,
+									 true, false, TRIGGER_FIRES_ALWAYS);
+		CommandCounterIncrement();
+	}
+	table_close(rel, NoLock);
+	PG_RETURN_INT32(had ? 0 : 1);
 }

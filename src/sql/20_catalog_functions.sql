@@ -379,6 +379,8 @@ BEGIN
     v_on := mzcoord._read_item(p_item);
     v_rel := mzcoord._create_relation(p_item,
                                       mzcoord._sink_columns((v_on.item).relation));
+    -- Only the export writes rows; consumers delete them (61_sinks.sql).
+    PERFORM mzcoord._sink_install_guard(v_rel);
     PERFORM mzcoord._record_dependencies(v_rel,
                                          ARRAY[(v_on.item).relation::oid],
                                          NULL, NULL);

@@ -41,6 +41,22 @@ $$;
 REVOKE ALL ON FUNCTION mzcoord._catalog_set_sink_options(text, boolean)
 FROM PUBLIC;
 
+-- The guard of a sink's relation: only the export inserts rows, consumers
+-- only delete them (src/compute/export.c).  An internal statement trigger,
+-- installed by mzcoord._create_sink() and again by restore_after_dump().
+CREATE FUNCTION mzcoord._sink_guard()
+RETURNS trigger LANGUAGE C
+AS 'MODULE_PATHNAME', 'mzcoord_sink_guard';
+
+CREATE FUNCTION mzcoord._sink_install_guard(rel regclass)
+RETURNS integer LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'mzcoord_sink_install_guard';
+
+REVOKE ALL ON FUNCTION
+    mzcoord._sink_guard(),
+    mzcoord._sink_install_guard(regclass)
+FROM PUBLIC;
+
 -- The consolidated updates of a collection with after < ts <= upto.
 CREATE FUNCTION mzcoord.changes(rel anyelement, after bigint, upto bigint)
 RETURNS TABLE (mz_timestamp bigint, mz_diff bigint, "row" anyelement)

@@ -57,3 +57,7 @@ COMMENT ON FUNCTION mzcoord.create_sink(text, regclass, boolean) IS
 'Create a sink exporting the updates of a table, source or materialized view (with snapshot, starting with its contents at the as-of); returns its item id';
 REVOKE ALL ON FUNCTION mzcoord.create_sink(text, regclass, boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION mzcoord.create_sink(text, regclass, boolean) TO PUBLIC;
+
+-- Issue 12: the relations of existing sinks get their guard.
+SELECT mzcoord._sink_install_guard(relation)
+  FROM mzcoord.items WHERE kind = 'sink' AND relation IS NOT NULL;
