@@ -40,6 +40,11 @@ SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
  WHERE attrelid = 'src_snap'::regclass AND attnum > 0 ORDER BY attnum;
 SELECT sink_as_of('src_snap') - :u0 AS snap_as_of, sink_as_of('src_nosnap') - :u0 AS nosnap_as_of;
 
+-- Once both sinks exported up to the source's upper (3), an update exactly
+-- at that time: the next export starts there.
+SELECT wait_sink('src_snap', :u0 + 2) AND wait_sink('src_nosnap', :u0 + 2) AS first_export;
+SELECT sink_upper('src_snap') - :u0 AS snap_upper, sink_upper('src_nosnap') - :u0 AS nosnap_upper;
+SELECT mzcoord.append(NULL::src, :u0 + 3, ARRAY[ROW(6, 'f')]::src[]);
 -- Two appends of one row at one time are one update of diff 2; an
 -- insertion and a retraction of one row at one time cancel out.
 SELECT mzcoord.append(NULL::src, :u0 + 5, ARRAY[ROW(4, 'd'), ROW(5, 'e')]::src[], ARRAY[ROW(2, 'b')]::src[]);
