@@ -67,6 +67,27 @@ SELECT mz_timestamp - :u0 AS t, mz_diff, "row" FROM mzcoord.changes(NULL::src, :
 SELECT count(*) AS empty_window FROM mzcoord.changes(NULL::src, :u0 + 3, :u0 + 3);
 SELECT (c."row").k, mz_diff FROM mzcoord.changes(NULL::src, :u0 + 4, :u0 + 5) c ORDER BY 1;
 
+-- A backlog of more times than one export takes (10,000): two exports, the
+-- first ending just before the first time it left out.
+SELECT mzcoord.create_source('se.many', 'i int', '1 hour') IS NOT NULL AS many;
+SELECT upper AS m0 FROM mzcoord.frontiers WHERE relation = 'se.many'::regclass \gset
+SELECT mzcoord.create_sink('se.many_out', 'se.many', false) IS NOT NULL AS many_out;
+DO $$
+DECLARE m0 bigint := (SELECT upper FROM mzcoord.frontiers WHERE relation = 'se.many'::regclass);
+BEGIN
+  FOR i IN 1 .. 10500 LOOP
+    PERFORM mzcoord.append(NULL::se.many, m0 + i, ARRAY[ROW(i)]::se.many[]);
+  END LOOP;
+END
+$$;
+SELECT mzcoord.advance_upper('many', :m0 + 10501);
+SELECT wait_sink('many_out', :m0 + 10500) AS exported;
+SELECT count(*) AS rows, count(DISTINCT mz_timestamp) AS times,
+       bool_and(mz_timestamp - :m0 = i AND mz_diff = 1) AS each_at_its_time
+  FROM many_out;
+SELECT m.steps, m.times, m.updates FROM mzcoord.maintenance m
+  JOIN mzcoord.items i ON i.id = m.item_id WHERE i.relation = 'se.many_out'::regclass;
+
 -- ---------------------------------------------------------------------------
 -- A sink over a table, compared with a model of what was written
 -- ---------------------------------------------------------------------------
@@ -295,6 +316,7 @@ SELECT count(*) AS options_left FROM mzcoord.sink_options o
   LEFT JOIN mzcoord.items i ON i.id = o.item_id WHERE i.id IS NULL OR i.name = 'src_nosnap';
 SELECT mzcoord.drop('se.t', cascade => true);
 SELECT mzcoord.drop('se.src', cascade => true);
+SELECT mzcoord.drop('se.many', cascade => true);
 SELECT * FROM mzcoord.check_consistency();
 REVOKE ALL ON SCHEMA se FROM se_reader;
 DROP ROLE se_reader;
