@@ -42,7 +42,7 @@ DATA_built = mzcoord--$(CATALOG_VERSION).sql mzcoord--0.1--0.2.sql \
 # upgrade from 0.1, in this order.
 UPGRADE_0_2_NEW = src/sql/35_authority.sql src/sql/36_leases.sql src/sql/37_explain.sql
 # Fragments new in 0.3 (issue 12: maintained objects at work).
-UPGRADE_0_3_NEW = src/sql/60_maintenance.sql
+UPGRADE_0_3_NEW = src/sql/60_maintenance.sql src/sql/61_sinks.sql
 
 PG_CPPFLAGS = $(foreach p,core $(PLANES),-I$(srcdir)/src/$(p))
 PG_CFLAGS = -Wall -Wmissing-prototypes -Wpointer-arith -Wendif-labels \

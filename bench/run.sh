@@ -38,11 +38,11 @@ RAW=$BENCH_DIR/raw.csv
 if [ $QUICK = 1 ]; then
 	ROUNDS=3; PGB_SECS=2; NCAT=1000; BATCH=50; BULK=100000; TICK_SECS=3
 	READ_ROWS=100000; RECENT=20000; COMPACT_UPDATES=200000; COMPACT_KEYS=20000
-	NIDX=200; IDX_BATCH=50; NPUB=10000
+	NIDX=200; IDX_BATCH=50; NPUB=10000; SINK_UPDATES=100000
 else
 	ROUNDS=5; PGB_SECS=8; NCAT=10000; BATCH=100; BULK=1000000; TICK_SECS=10
 	READ_ROWS=1000000; RECENT=100000; COMPACT_UPDATES=1000000; COMPACT_KEYS=100000
-	NIDX=1000; IDX_BATCH=100; NPUB=100000
+	NIDX=1000; IDX_BATCH=100; NPUB=100000; SINK_UPDATES=1000000
 fi
 
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
@@ -518,6 +518,109 @@ SQL
 }
 
 # --------------------------------------------------------------------------
+# B12: a sink exporting SINK_UPDATES updates vs an AFTER trigger writing the
+# same rows to an outbox table
+# --------------------------------------------------------------------------
+# The sink's export runs in the coordinator, in transactions of at most
+# 100000 updates, one per maintenance pass (after each tick).  Its work is
+# the sum of the durations of those transactions (mzcoord.maintenance
+# last_step_ms, read after each step: steps are a tick apart, the poll runs
+# every 5 ms, and the steps counted are checked), from the write's commit
+# until the sink's upper passes the write's time; it includes the steps
+# that only advance the upper.  The trigger's work is the difference
+# between the INSERT into a plain table with the trigger and without it.
+# "write + export" adds the INSERT into the registered table (the capture,
+# as in B3) and compares it with the INSERT with the trigger.  The latency
+# from commit to exported (waits for ticks included) is reported for
+# mzcoord only.
+bench_b12() {
+	local n=$SINK_UPDATES
+	local gen="SELECT g, g % 1000, md5(g::text) FROM generate_series(1, $n) g"
+	say "B12: sink export of $n updates vs an AFTER trigger writing an outbox"
+	sql -q -c "SET client_min_messages = warning;
+	        DROP TABLE IF EXISTS b12p, b12q, b12_outbox;
+	        DROP FUNCTION IF EXISTS b12_outbox_write();
+	        CREATE TABLE b12_outbox (id bigint, k int, v text, mz_diff bigint);
+	        CREATE FUNCTION b12_outbox_write() RETURNS trigger LANGUAGE plpgsql AS
+	        \$f\$ BEGIN INSERT INTO b12_outbox VALUES (NEW.id, NEW.k, NEW.v, 1); RETURN NULL; END \$f\$;" >/dev/null
+	for r in $(seq 1 "$ROUNDS"); do
+		sql -q -c "SET client_min_messages = warning;
+		        SELECT mzcoord.drop(to_regclass('b12'), true) WHERE to_regclass('b12') IS NOT NULL;
+		        DROP TABLE IF EXISTS b12p, b12q; TRUNCATE b12_outbox;
+		        CREATE TABLE b12 (id bigint, k int, v text); SELECT mzcoord.create_table('b12');
+		        SELECT mzcoord.create_sink('b12_out', 'b12', false);
+		        CREATE TABLE b12p (id bigint, k int, v text);
+		        CREATE TRIGGER b12p_outbox AFTER INSERT ON b12p
+		            FOR EACH ROW EXECUTE FUNCTION b12_outbox_write();
+		        CREATE TABLE b12q (id bigint, k int, v text)" >/dev/null
+		sleep 1
+		local out write work latency steps exported trig plain
+		# The write and the wait in one session: last_commit_ts() is the session's.
+		out=$(sql <<SQL
+DO \$\$
+DECLARE t0 timestamptz := clock_timestamp();
+BEGIN
+    INSERT INTO b12 $gen;
+    PERFORM set_config('bench.write', (extract(epoch FROM clock_timestamp() - t0) * 1000)::text, false);
+END
+\$\$;
+SELECT set_config('bench.ts', mzcoord.last_commit_ts()::text, false) IS NULL;
+DO \$\$
+DECLARE
+    t0 timestamptz := clock_timestamp();
+    ts bigint := current_setting('bench.ts')::bigint;
+    sid text := (SELECT id FROM mzcoord.items WHERE relation = 'b12_out'::regclass);
+    u bigint; s bigint; ms float8; rows bigint;
+    last_s bigint; rows0 bigint; work float8 := 0; counted bigint := 0;
+BEGIN
+    SELECT coalesce(steps, 0), coalesce(updates, 0) INTO last_s, rows0
+      FROM mzcoord.items i LEFT JOIN mzcoord.maintenance m ON m.item_id = i.id WHERE i.id = sid;
+    LOOP
+        SELECT c.upper, m.steps, m.last_step_ms, m.updates INTO u, s, ms, rows
+          FROM mzcoord.collections c LEFT JOIN mzcoord.maintenance m ON m.item_id = c.item_id
+         WHERE c.global_id = sid;
+        IF s > last_s THEN
+            work := work + ms;
+            counted := counted + 1;
+            IF s > last_s + 1 THEN RAISE WARNING 'B12: % steps between two polls', s - last_s; END IF;
+            last_s := s;
+        END IF;
+        EXIT WHEN u > ts;
+        IF clock_timestamp() > t0 + interval '10 minutes' THEN
+            RAISE EXCEPTION 'B12: the sink did not pass % in 10 minutes', ts;
+        END IF;
+        PERFORM pg_sleep(0.005);
+    END LOOP;
+    PERFORM set_config('bench.out', format('%s %s %s %s %s',
+        round(current_setting('bench.write')::numeric, 3), round(work::numeric, 3),
+        round((extract(epoch FROM clock_timestamp() - t0) * 1000)::numeric, 3),
+        counted, rows - rows0), false);
+END
+\$\$;
+SELECT current_setting('bench.out');
+SQL
+)
+		out=$(echo "$out" | tail -1)
+		read -r write work latency steps exported <<<"$out"
+		echo "       export: $exported rows in $steps transactions"
+		[ "$exported" = "$n" ] || { echo "B12: the sink exported $exported rows, not $n" >&2; exit 1; }
+		if [ $((r % 2)) = 1 ]; then
+			trig=$(time_sql "INSERT INTO b12p $gen"); plain=$(time_sql "INSERT INTO b12q $gen")
+		else
+			plain=$(time_sql "INSERT INTO b12q $gen"); trig=$(time_sql "INSERT INTO b12p $gen")
+		fi
+		record B12 "$n updates export" mzcoord ms "$r" "$work"
+		record B12 "$n updates export" baseline ms "$r" "$(awk -v a="$trig" -v b="$plain" 'BEGIN { print a - b }')"
+		record B12 "$n updates write+export" mzcoord ms "$r" "$(awk -v a="$write" -v b="$work" 'BEGIN { print a + b }')"
+		record B12 "$n updates write+export" baseline ms "$r" "$trig"
+		record B12 "$n commit->exported" mzcoord ms "$r" "$latency"
+	done
+	sql -q -c "SET client_min_messages = warning; SELECT mzcoord.drop('b12', cascade => true);
+	        DROP TABLE b12p, b12q, b12_outbox;
+	        DROP FUNCTION b12_outbox_write()" >/dev/null
+}
+
+# --------------------------------------------------------------------------
 # Report
 # --------------------------------------------------------------------------
 
@@ -584,6 +687,7 @@ want B2 && bench_b2
 want B3 && bench_b3
 if want B4 || want B5; then bench_reads; fi
 want B9 && bench_b9
+want B12 && bench_b12
 if want B6 || want B7 || want B8; then bench_catalog; fi
 want B10 && bench_b10	# last: it replaces the cluster with one of its own
 

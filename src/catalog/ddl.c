@@ -89,6 +89,8 @@ PG_FUNCTION_INFO_V1(mzcoord_on_sql_drop);
 	"mzcoord._catalog_insert(text,name,name,regclass,regrole,interval,text[],text,text,text[])"
 #define MZC_SET_RETAIN_SIGNATURE \
 	"mzcoord._catalog_set_retain_history(text,interval)"
+#define MZC_SINK_OPTIONS_SIGNATURE \
+	"mzcoord._catalog_set_sink_options(text,boolean)"
 
 /* ----------------------------------------------------------------
  * Helpers
@@ -518,7 +520,12 @@ mzcoord_create_index(PG_FUNCTION_ARGS)
 }
 
 /*
- * SQL: mzcoord.create_sink(name text, from_rel regclass) RETURNS text
+ * SQL: mzcoord.create_sink(name text, from_rel regclass,
+ *		snapshot boolean DEFAULT true) RETURNS text
+ *
+ * The options of the sink (whether its first export starts with a snapshot
+ * of its input at its as-of) are recorded in mzcoord.sink_options, in the
+ * same transaction as its item.
  */
 Datum
 mzcoord_create_sink(PG_FUNCTION_ARGS)
@@ -527,8 +534,12 @@ mzcoord_create_sink(PG_FUNCTION_ARGS)
 	MzcItemRef	from;
 	Oid			relid;
 	AclResult	aclresult;
+	Datum		id;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	bool		isnull;
 
-	mzc_require_args(fcinfo, 2);
+	mzc_require_args(fcinfo, PG_NARGS());
 	relid = PG_GETARG_OID(1);
 	mzc_lock_relation(relid, AccessShareLock);
 	mzc_require_readable(relid, &from, "a sink");
@@ -541,7 +552,13 @@ mzcoord_create_sink(PG_FUNCTION_ARGS)
 	item.kind = "sink";
 	item.owner = GetUserId();
 	item.on_item = from.id;
-	PG_RETURN_DATUM(mzc_insert_item(&item));
+	id = mzc_insert_item(&item);
+
+	values[0] = id;
+	values[1] = BoolGetDatum(PG_NARGS() < 3 || PG_GETARG_BOOL(2));
+	(void) mzc_call_internal(MZC_SINK_OPTIONS_SIGNATURE, 2, values, nulls,
+							 &isnull);
+	PG_RETURN_DATUM(id);
 }
 
 /*

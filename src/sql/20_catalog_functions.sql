@@ -379,6 +379,8 @@ BEGIN
     v_on := mzcoord._read_item(p_item);
     v_rel := mzcoord._create_relation(p_item,
                                       mzcoord._sink_columns((v_on.item).relation));
+    -- Only the export writes rows; consumers delete them (61_sinks.sql).
+    PERFORM mzcoord._sink_install_guard(v_rel);
     PERFORM mzcoord._record_dependencies(v_rel,
                                          ARRAY[(v_on.item).relation::oid],
                                          NULL, NULL);
@@ -750,12 +752,14 @@ AS 'MODULE_PATHNAME', 'mzcoord_create_index';
 COMMENT ON FUNCTION mzcoord.create_index(text, regclass, text[]) IS
 'Create an index on a table, source or materialized view; returns its item id';
 
-CREATE FUNCTION mzcoord.create_sink(name text, from_rel regclass)
+-- The sink's options go to mzcoord.sink_options (src/sql/61_sinks.sql).
+CREATE FUNCTION mzcoord.create_sink(name text, from_rel regclass,
+                                    snapshot boolean DEFAULT true)
 RETURNS text LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'mzcoord_create_sink';
 
-COMMENT ON FUNCTION mzcoord.create_sink(text, regclass) IS
-'Create a sink exporting the updates of a table, source or materialized view; returns its item id';
+COMMENT ON FUNCTION mzcoord.create_sink(text, regclass, boolean) IS
+'Create a sink exporting the updates of a table, source or materialized view (with snapshot, starting with its contents at the as-of); returns its item id';
 
 CREATE FUNCTION mzcoord.set_retain_history(rel regclass, retain_history interval)
 RETURNS void LANGUAGE C VOLATILE
@@ -776,7 +780,7 @@ REVOKE ALL ON FUNCTION
     mzcoord.create_source(text, text, interval),
     mzcoord.create_materialized_view(text, text, interval, text[]),
     mzcoord.create_index(text, regclass, text[]),
-    mzcoord.create_sink(text, regclass),
+    mzcoord.create_sink(text, regclass, boolean),
     mzcoord.set_retain_history(regclass, interval),
     mzcoord.drop(regclass, boolean)
 FROM PUBLIC;
@@ -785,7 +789,7 @@ GRANT EXECUTE ON FUNCTION
     mzcoord.create_source(text, text, interval),
     mzcoord.create_materialized_view(text, text, interval, text[]),
     mzcoord.create_index(text, regclass, text[]),
-    mzcoord.create_sink(text, regclass),
+    mzcoord.create_sink(text, regclass, boolean),
     mzcoord.set_retain_history(regclass, interval),
     mzcoord.drop(regclass, boolean)
 TO PUBLIC;

@@ -130,6 +130,10 @@ BEGIN
         PERFORM setval(pg_get_serial_sequence('mzcoord.implication_log', 'seq'), v_max);
     END IF;
 
+    -- The guards of sinks' relations (internal triggers, not dumped).
+    PERFORM mzcoord._sink_install_guard(relation)
+       FROM mzcoord.items WHERE kind = 'sink' AND relation IS NOT NULL;
+
     -- The dependencies of materialized views and sinks on what they read.
     FOR v IN SELECT * FROM mzcoord.items
               WHERE kind IN ('materialized_view', 'sink')

@@ -37,3 +37,16 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- mzcoord.create_sink(text, regclass, boolean) replaced the two-argument
+-- function, whose privileges and comment went with it.
+COMMENT ON FUNCTION mzcoord.create_sink(text, regclass, boolean) IS
+'Create a sink exporting the updates of a table, source or materialized view (with snapshot, starting with its contents at the as-of); returns its item id';
+REVOKE ALL ON FUNCTION mzcoord.create_sink(text, regclass, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION mzcoord.create_sink(text, regclass, boolean) TO PUBLIC;
+
+-- The relations of existing sinks get their guard.  A 0.2 sink never
+-- exported anything (its upper is still its as-of); its export starts with
+-- a snapshot at its as-of, which its read requirement kept readable.
+SELECT mzcoord._sink_install_guard(relation)
+  FROM mzcoord.items WHERE kind = 'sink' AND relation IS NOT NULL;

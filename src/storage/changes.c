@@ -1,0 +1,290 @@
+/*-------------------------------------------------------------------------
+ *
+ * changes.c
+ *	  The consolidated updates of a history between two times, in time
+ *	  order: mzcoord.changes(), and the window a sink exports
+ *	  (src/compute/export.c).
+ *
+ * A history may hold one row several times at one time (two statements of
+ * one transaction, an insert and a delete of the same row): the stream
+ * shows each (row, time) once with the sum of its diffs, and leaves out
+ * those that sum to zero.  The updates are read through the ts index, so
+ * in time order, and consolidated one time at a time: memory is
+ * proportional to the updates of one time.  A time with a single update
+ * (the common case of small transactions) needs no row set at all.
+ *
+ * mzcoord.changes(rel, after, upto) returns the updates with after < ts <=
+ * upto.  Compaction to a since S moves every update below S to S, so the
+ * updates after `after` are exact only if no update at or before `after`
+ * was moved past it, that is S <= after: the call holds the collection at
+ * `after` (refused with 55000 if the since is beyond it), waits until
+ * `upto` is complete (upto < upper), and only then takes the snapshot it
+ * reads with, like read_at (read.c).
+ *
+ * IDENTIFICATION
+ *	  src/storage/changes.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+
+#include "acquire.h"
+#include "changes.h"
+#include "controller.h"
+#include "extension.h"
+#include "history.h"
+#include "read.h"
+#include "rowimage.h"
+#include "selection.h"
+#include "support.h"
+
+PG_FUNCTION_INFO_V1(mzcoord_changes);
+
+/* The updates of one time read so far. */
+typedef struct TimeGroup
+{
+	TupleDesc	desc;
+	int64		ts;
+	TupleTableSlot *pending;	/* the only row so far (a copy) */
+	int64		pending_diff;
+	bool		has_pending;
+	MzcRowSet  *set;			/* from the second row of the time on */
+} TimeGroup;
+
+/* Add one update of the current time. */
+static void
+group_add(TimeGroup *g, TupleTableSlot *row, int64 diff)
+{
+	if (!g->has_pending && g->set == NULL)
+	{
+		/* A copy: row points into the history's buffers. */
+		ExecCopySlot(g->pending, row);
+		g->pending_diff = diff;
+		g->has_pending = true;
+		return;
+	}
+	if (g->set == NULL)
+	{
+		g->set = mzcoord_rowset_create(g->desc, CurrentMemoryContext);
+		(void) mzcoord_rowset_add(g->set, g->pending->tts_values,
+								  g->pending->tts_isnull,
+								  mzcoord_row_hash(g->desc, g->pending->tts_values,
+												   g->pending->tts_isnull),
+								  g->pending_diff);
+		g->has_pending = false;
+		ExecClearTuple(g->pending);
+	}
+	(void) mzcoord_rowset_add(g->set, row->tts_values, row->tts_isnull,
+							  mzcoord_row_hash(g->desc, row->tts_values,
+											   row->tts_isnull),
+							  diff);
+}
+
+/* Emit the consolidated updates of the current time and forget them. */
+static void
+group_flush(TimeGroup *g, MzcChangeCallback emit, void *arg)
+{
+	if (g->set != NULL)
+	{
+		for (MzcRowEntry *e = g->set->first; e != NULL; e = e->link)
+			if (e->count != 0)
+				emit(arg, e->values, e->isnull, g->ts, e->count);
+		mzcoord_rowset_destroy(g->set);
+		g->set = NULL;
+	}
+	else if (g->has_pending && g->pending_diff != 0)
+		emit(arg, g->pending->tts_values, g->pending->tts_isnull, g->ts,
+			 g->pending_diff);
+	g->has_pending = false;
+	ExecClearTuple(g->pending);
+}
+
+/*
+ * Call emit for each consolidated update of h with from <= ts < upto (upto
+ * -1: no end), in time order, as snapshot sees the history; reldesc is the
+ * relation's descriptor.  Within limits (NULL: none) the window stops
+ * before a time, never inside one: returns true if it stopped early, with
+ * *next the first time it did not emit.  *ntimes receives the times read.
+ */
+bool
+mzcoord_history_changes(const MzcHistory *h, TupleDesc reldesc,
+						Snapshot snapshot, int64 from, int64 upto,
+						const MzcChangeLimits *limits,
+						MzcChangeCallback emit, void *arg,
+						int64 *next, int *ntimes)
+{
+	Relation	hrel = table_open(h->histid, AccessShareLock);
+	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
+	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
+	TupleTableSlot *row = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
+	TimeGroup	g = {0};
+	IndexScanDesc scan;
+	ScanKeyData keys[2];
+	int			nkeys = 1;
+	int64		nread = 0;
+	bool		capped = false;
+	int64		ts;
+	int64		diff;
+
+	if (reldesc->natts != h->natts)
+		elog(ERROR, "relation of %d columns read with a history mapping of %d",
+			 reldesc->natts, h->natts);
+	g.desc = reldesc;
+	g.pending = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
+	*ntimes = 0;
+	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(from));
+	if (upto >= 0)
+		ScanKeyInit(&keys[nkeys++], 1, BTLessStrategyNumber, F_INT8LT,
+					Int64GetDatum(upto));
+	scan = index_beginscan(hrel, idx, snapshot, nkeys, 0);
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		mzcoord_history_to_row(h, hslot, row, &ts, &diff);
+		if (ts < from || (upto >= 0 && ts >= upto))
+			continue;
+		if (*ntimes == 0 || ts != g.ts)
+		{
+			if (*ntimes > 0)
+				group_flush(&g, emit, arg);
+			if (limits != NULL && *ntimes > 0 &&
+				((limits->max_updates > 0 && nread >= limits->max_updates) ||
+				 (limits->max_times > 0 && *ntimes >= limits->max_times)))
+			{
+				capped = true;
+				*next = ts;
+				break;
+			}
+			g.ts = ts;
+			(*ntimes)++;
+		}
+		group_add(&g, row, diff);
+		nread++;
+	}
+	if (!capped && *ntimes > 0)
+		group_flush(&g, emit, arg);
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+	ExecDropSingleTupleTableSlot(g.pending);
+	ExecDropSingleTupleTableSlot(row);
+	ExecDropSingleTupleTableSlot(hslot);
+	table_close(hrel, AccessShareLock);
+	return capped;
+}
+
+/* ----------------------------------------------------------------
+ * SQL: mzcoord.changes
+ * ----------------------------------------------------------------
+ */
+
+typedef struct ChangesState
+{
+	Tuplestorestate *store;
+	TupleDesc	desc;			/* (mz_timestamp, mz_diff, row) */
+	TupleDesc	reldesc;
+} ChangesState;
+
+static void
+changes_emit(void *arg, Datum *values, bool *isnull, int64 ts, int64 diff)
+{
+	ChangesState *st = arg;
+	HeapTuple	tup = heap_form_tuple(st->reldesc, values, isnull);
+	Datum		out[3];
+	bool		outnull[3] = {false, false, false};
+
+	out[0] = Int64GetDatum(ts);
+	out[1] = Int64GetDatum(diff);
+	out[2] = heap_copy_tuple_as_datum(tup, st->reldesc);
+	tuplestore_putvalues(st->store, st->desc, out, outnull);
+	heap_freetuple(tup);
+}
+
+/* Like a SELECT of the relation: its privilege, and no row security. */
+static void
+check_readable(Relation rel)
+{
+	AclResult	acl = pg_class_aclcheck(RelationGetRelid(rel), GetUserId(),
+										ACL_SELECT);
+
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(rel));
+	if (check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot read the history of \"%s\" under row-level security",
+						RelationGetRelationName(rel)),
+				 errdetail("The history does not apply the row security policies of the table.")));
+}
+
+/*
+ * mzcoord.changes(rel anyelement, after bigint, upto bigint)
+ *		RETURNS TABLE (mz_timestamp bigint, mz_diff bigint, "row" anyelement)
+ */
+Datum
+mzcoord_changes(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			relid = mzcoord_rowtype_relation(fcinfo, 0, "changes");
+	int64		after = mzcoord_timestamp_arg(fcinfo, 1, "after");
+	int64		upto = mzcoord_timestamp_arg(fcinfo, 2, "upto");
+	Relation	rel;
+	MzcHistory *h;
+	Snapshot	snapshot;
+	bool		leased;
+	ChangesState st;
+	int64		next;
+	int			ntimes;
+
+	if (after > upto)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("after (" INT64_FORMAT ") must not be greater than upto (" INT64_FORMAT ")",
+						after, upto),
+				 errdetail("changes() returns the updates with after < timestamp <= upto.")));
+
+	/* Before anything is locked: see mzcoord_extension_guard(). */
+	mzcoord_extension_guard();
+	rel = table_open(relid, AccessShareLock);
+	check_readable(rel);
+	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+
+	/* Hold at after, wait until upto is complete, then take the snapshot. */
+	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	leased = mzcoord_ctl_hold_for_read(relid, after);
+	mzcoord_ctl_wait_complete(relid, upto);
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	st.store = rsinfo->setResult;
+	st.desc = rsinfo->setDesc;
+	st.reldesc = RelationGetDescr(rel);
+
+	/* This transaction's own updates are at no time yet: see read.c. */
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	snapshot->curcid = FirstCommandId;
+	if (leased)
+		mzcoord_ctl_check_read(relid, after);
+	if (after < upto)
+		(void) mzcoord_history_changes(h, st.reldesc, snapshot, after + 1,
+									   upto < PG_INT64_MAX ? upto + 1 : -1,
+									   NULL, changes_emit, &st, &next, &ntimes);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, NoLock);
+	return (Datum) 0;
+}
