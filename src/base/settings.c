@@ -174,7 +174,8 @@ define_mode_settings(void)
 	DefineCustomStringVariable("mzcoord.failpoint",
 							   "Test only: crash the server (PANIC) at the named failpoint.",
 							   "Empty means none.  Points: publish_before_commit, "
-							   "compaction_before_record, bootstrap.",
+							   "compaction_before_record, bootstrap, lease_expiry, "
+							   "refresh_after_history, refresh_before_commit.",
 							   &mzcoord_failpoint,
 							   "",
 							   PGC_SUSET,

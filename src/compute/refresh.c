@@ -63,6 +63,7 @@
 
 #include "controller.h"
 #include "evaluate.h"
+#include "failpoint.h"
 #include "history.h"
 #include "ids.h"
 #include "read.h"
@@ -441,9 +442,13 @@ mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 	res->from_upper = v.upper;
 	res->new_upper = new_upper;
 	evaluate_times(&v, rel, h, times, n, res);
+	/* Test only: the differences are written, the upper not advanced. */
+	mzcoord_failpoint_check("refresh_after_history");
 	/* The advance reads back what was just written. */
 	CommandCounterIncrement();
 	mzcoord_fed_advance(h, rel, v.upper, new_upper);
+	/* Test only: everything written, the transaction not committed. */
+	mzcoord_failpoint_check("refresh_before_commit");
 	table_close(rel, NoLock);
 	return true;
 }
