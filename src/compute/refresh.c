@@ -405,9 +405,21 @@ mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 	memset(res, 0, sizeof(*res));
 	if (!OidIsValid(relid))
 		return false;
-	rel = try_table_open(relid, ShareRowExclusiveLock);
-	if (rel == NULL)
+	/*
+	 * Never wait for the lock: the coordinator refreshes every view and
+	 * runs the tick, and a user's transaction holding a conflicting lock on
+	 * this relation (LOCK TABLE, VACUUM, CREATE INDEX, an uncommitted
+	 * mzcoord.drop()) would stall all of them until it ends.  The view is
+	 * tried again in the next pass.
+	 */
+	if (!ConditionalLockRelationOid(relid, ShareRowExclusiveLock))
 		return false;
+	rel = try_table_open(relid, NoLock);
+	if (rel == NULL)
+	{
+		UnlockRelationOid(relid, ShareRowExclusiveLock);
+		return false;
+	}
 	if (!read_view_row(gid, &v) || v.sealed)
 	{
 		table_close(rel, NoLock);
