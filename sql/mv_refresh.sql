@@ -290,6 +290,14 @@ SELECT c.upper IS NULL AS m_at_durable_empty
  WHERE s.relation = 'mvr.m_at'::regclass;
 SELECT mvr.at('mvr.m_at', 20) AS at_20, mvr.at('mvr.m_at', 100000) AS much_later;
 SELECT p, mvr.at('mvr.m_every', p) FROM (VALUES (25), (34), (35), (44)) v(p);
+-- A scheduled view without inputs refreshes once: nothing can change
+-- after (it does not run ahead through its schedule).
+SELECT mzcoord.create_materialized_view('mvr.m_const', 'SELECT 1 AS one', '1 hour',
+    ARRAY['every 10 milliseconds']) IS NOT NULL AS created;
+SELECT wait_until($$SELECT mvr.sealed('mvr.m_const')$$) AS sealed;
+SELECT pg_sleep(0.3);
+SELECT steps FROM mzcoord.maintenance_status WHERE name = 'mvr.m_const';
+SELECT * FROM mvr.m_const;
 -- Each scheduled view against the query over its input at each refresh
 -- time, and the time before the next.
 SELECT v.rel, count(*) AS times_checked,

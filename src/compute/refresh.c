@@ -438,7 +438,16 @@ mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 		}
 		times[0] = v.upper;
 		n = 1;
-		if (!mzcoord_refresh_next(v.schedule, v.as_of, v.upper, &new_upper))
+
+		/*
+		 * Inputs complete at every time (none, or all sealed) never change
+		 * again: this refresh is the last one that can change anything, so
+		 * the view is complete too, as a continual one would be.  Otherwise
+		 * it would refresh at every later time of its schedule at once, its
+		 * upper running ahead of the clock, one step per pass forever.
+		 */
+		if (m < 0 ||
+			!mzcoord_refresh_next(v.schedule, v.as_of, v.upper, &new_upper))
 			new_upper = -1;
 	}
 	else
