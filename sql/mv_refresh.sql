@@ -322,8 +322,16 @@ SELECT count(*) AS times_checked,
 -- ---------------------------------------------------------------------
 SELECT mzcoord.create_index('mvr.s_k', 'mvr.s', ARRAY['k']) IS NOT NULL AS created;
 SELECT mzcoord.create_index('mvr.m_src_k', 'mvr.m_src', ARRAY['k']) IS NOT NULL AS created;
+-- (A change right at the continual view's upper, 40, counts too.)
+SELECT mzcoord.append(NULL::mvr.s, :u0 + 40, ARRAY[ROW(7, 7)]::mvr.s[]);
 SELECT mzcoord.advance_upper('mvr.s', :u0 + 50);
 SELECT wait_until($$SELECT mvr.rel_upper('mvr.s_k') = 50 AND mvr.rel_upper('mvr.m_src_k') = 50$$);
+SELECT mvr.at('mvr.m_src', 39) AS at_39, mvr.at('mvr.m_src', 40) AS at_40;
+SELECT count(*) AS times_checked,
+       sum(mvr.mismatches(format('SELECT * FROM mzcoord.read_at(NULL::mvr.m_src, %s)', :u0 + p),
+                          format('SELECT k, sum(v), count(*) FROM mzcoord.read_at(NULL::mvr.s, %s) GROUP BY k', :u0 + p),
+                          0)) AS mismatches
+  FROM generate_series(0, 49) p;
 SELECT mvr.rel_upper('mvr.s_k') AS source_index, mvr.rel_upper('mvr.m_src_k') AS view_index;
 -- On a table: it keeps up with the table's upper as it moves.
 SELECT mzcoord.create_index('mvr.orders_id', 'mvr.orders', ARRAY['id']) IS NOT NULL AS created;
