@@ -38,11 +38,11 @@ RAW=$BENCH_DIR/raw.csv
 if [ $QUICK = 1 ]; then
 	ROUNDS=3; PGB_SECS=2; NCAT=1000; BATCH=50; BULK=100000; TICK_SECS=3
 	READ_ROWS=100000; RECENT=20000; COMPACT_UPDATES=200000; COMPACT_KEYS=20000
-	NIDX=200; IDX_BATCH=50; NPUB=10000; SINK_UPDATES=100000
+	NIDX=200; IDX_BATCH=50; NPUB=10000; SINK_UPDATES=100000; LAG_WRITES=50
 else
 	ROUNDS=5; PGB_SECS=8; NCAT=10000; BATCH=100; BULK=1000000; TICK_SECS=10
 	READ_ROWS=1000000; RECENT=100000; COMPACT_UPDATES=1000000; COMPACT_KEYS=100000
-	NIDX=1000; IDX_BATCH=100; NPUB=100000; SINK_UPDATES=1000000
+	NIDX=1000; IDX_BATCH=100; NPUB=100000; SINK_UPDATES=1000000; LAG_WRITES=200
 fi
 
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
@@ -621,6 +621,100 @@ SQL
 }
 
 # --------------------------------------------------------------------------
+# B13: continual materialized view lag at an idle coordinator: from an input
+# write's commit returning to the view being readable at the write's time
+# (read_at of the view at last_commit_ts(), which waits for its upper), over
+# LAG_WRITES single-row updates at a random phase of the tick, at the
+# default tick interval (1000 ms) and at 100 ms.  Baseline: the same update
+# of a plain table whose summary table a row trigger maintains, and a read
+# of the summary after the commit returned.  Reported per write
+# distribution: median and p99 of the lag, and of write + readable (from
+# the start of the update).
+# --------------------------------------------------------------------------
+bench_b13() {
+	local n=$LAG_WRITES
+	say "B13: continual materialized view lag, $n writes per tick interval"
+	sql >/dev/null <<'SQL'
+CREATE TABLE b13 (k int, v int);
+SELECT mzcoord.create_table('b13');
+INSERT INTO b13 SELECT g, 0 FROM generate_series(1, 1000) g;
+SELECT mzcoord.create_materialized_view('b13_mv',
+    'SELECT k % 10 AS g, count(*) AS n, sum(v) AS s FROM b13 GROUP BY 1');
+CREATE TABLE b13_base (k int, v int);
+INSERT INTO b13_base SELECT g, 0 FROM generate_series(1, 1000) g;
+CREATE INDEX ON b13_base (k);
+CREATE TABLE b13_sum (g int PRIMARY KEY, n bigint, s bigint);
+INSERT INTO b13_sum SELECT k % 10, count(*), sum(v) FROM b13_base GROUP BY 1;
+CREATE FUNCTION b13_maintain() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE b13_sum SET s = s - OLD.v WHERE g = OLD.k % 10;
+    UPDATE b13_sum SET s = s + NEW.v WHERE g = NEW.k % 10;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER b13_maintain AFTER UPDATE ON b13_base
+    FOR EACH ROW EXECUTE FUNCTION b13_maintain();
+CREATE TABLE b13_lag (variant text, tick int, i int, lag_ms float8, e2e_ms float8);
+VACUUM ANALYZE b13, b13_base, b13_sum;
+SQL
+	local tick
+	for tick in 1000 100; do
+		sql -c "ALTER SYSTEM SET mzcoord.tick_interval = $tick" -c "SELECT pg_reload_conf()" >/dev/null
+		sleep 2
+		sql <<SQL >/dev/null
+DO \$\$
+DECLARE
+    t0 timestamptz; t1 timestamptz; t2 timestamptz; ts bigint; key int;
+BEGIN
+    FOR i IN 1..$n LOOP
+        key := 1 + (i * 37) % 1000;
+        -- Idle in between, at a random phase of the tick.
+        PERFORM pg_sleep(random() * $tick / 1000.0 + 0.01);
+        t0 := clock_timestamp();
+        UPDATE b13 SET v = v + 1 WHERE k = key;
+        COMMIT;
+        t1 := clock_timestamp();
+        ts := mzcoord.last_commit_ts();
+        PERFORM count(*) FROM mzcoord.read_at(NULL::b13_mv, ts);
+        t2 := clock_timestamp();
+        INSERT INTO b13_lag VALUES ('mzcoord', $tick, i,
+            extract(epoch FROM t2 - t1) * 1000, extract(epoch FROM t2 - t0) * 1000);
+        COMMIT;
+        t0 := clock_timestamp();
+        UPDATE b13_base SET v = v + 1 WHERE k = key;
+        COMMIT;
+        t1 := clock_timestamp();
+        PERFORM s FROM b13_sum WHERE g = key % 10;
+        t2 := clock_timestamp();
+        INSERT INTO b13_lag VALUES ('baseline', $tick, i,
+            extract(epoch FROM t2 - t1) * 1000, extract(epoch FROM t2 - t0) * 1000);
+        COMMIT;
+    END LOOP;
+END
+\$\$;
+SQL
+		local variant stat
+		for variant in mzcoord baseline; do
+			for stat in 0.5 0.99; do
+				local name
+				name=$([ "$stat" = 0.5 ] && echo p50 || echo p99)
+				record B13 "lag $name tick=${tick}ms" "$variant" ms 1 "$(sql -c "
+					SELECT round(percentile_cont($stat) WITHIN GROUP (ORDER BY lag_ms)::numeric, 3)
+					  FROM b13_lag WHERE variant = '$variant' AND tick = $tick")"
+				record B13 "write+read $name tick=${tick}ms" "$variant" ms 1 "$(sql -c "
+					SELECT round(percentile_cont($stat) WITHIN GROUP (ORDER BY e2e_ms)::numeric, 3)
+					  FROM b13_lag WHERE variant = '$variant' AND tick = $tick")"
+			done
+		done
+	done
+	# The view is right at the end (a benchmark of a wrong answer is none).
+	echo "       view equals its query: $(sql -c "
+		SELECT count(*) = 0 FROM ((TABLE b13_mv EXCEPT ALL SELECT k % 10, count(*), sum(v) FROM b13 GROUP BY 1)
+		                          UNION ALL (SELECT k % 10, count(*), sum(v) FROM b13 GROUP BY 1 EXCEPT ALL TABLE b13_mv)) x")"
+	sql -c "ALTER SYSTEM RESET mzcoord.tick_interval" -c "SELECT pg_reload_conf()" >/dev/null
+	sql -c "SELECT mzcoord.drop('b13_mv'); DROP TABLE b13, b13_base, b13_sum, b13_lag; DROP FUNCTION b13_maintain()" >/dev/null
+}
+
+# --------------------------------------------------------------------------
 # Report
 # --------------------------------------------------------------------------
 
@@ -689,6 +783,7 @@ if want B4 || want B5; then bench_reads; fi
 want B9 && bench_b9
 want B12 && bench_b12
 if want B6 || want B7 || want B8; then bench_catalog; fi
+want B13 && bench_b13
 want B10 && bench_b10	# last: it replaces the cluster with one of its own
 
 report

@@ -1,10 +1,10 @@
 -- mzcoord walkthrough: a registered table keeps its history; read it as of
 -- a time; hold a time while compaction runs; a source fed by appends; a
--- continual materialized view over both.
+-- continual materialized view over both; a sink exporting its changes.
 -- See doc/walkthrough.md.  Run with: psql -e -f doc/walkthrough.sql (scripts/demo.sh does).
 \set ON_ERROR_STOP on
 \pset footer off
-SELECT mzcoord.drop(to_regclass('order_totals')) WHERE to_regclass('order_totals') IS NOT NULL;
+SELECT mzcoord.drop(to_regclass('order_totals'), true) WHERE to_regclass('order_totals') IS NOT NULL;
 DROP TABLE IF EXISTS orders, prices;
 SELECT ready FROM mzcoord.controller_status();
 
@@ -89,7 +89,32 @@ SELECT * FROM order_totals ORDER BY item;
 SELECT name, schedule, upper >= :t2 AS caught_up, steps > 0 AS refreshed, failures
   FROM mzcoord.maintenance_status WHERE name = 'public.order_totals';
 
+-- 8. A sink: the change stream of the view, exported exactly once into a
+--    relation (a snapshot at its as-of, then every update at its time);
+--    a consumer reads what is complete and deletes what it has processed.
+SELECT mzcoord.create_sink('order_totals_out', 'order_totals') AS sink_id;
+UPDATE orders SET qty = qty + 1 WHERE item = 'apple';
+SELECT mzcoord.last_commit_ts() AS t3 \gset
+SELECT set_config('walk.t3', :'t3', false) IS NOT NULL AS noted;
+SELECT count(*) AS view_rows FROM mzcoord.read_at(NULL::order_totals, :t3);
+DO $$
+BEGIN
+    FOR i IN 1..200 LOOP
+        EXIT WHEN (SELECT upper > current_setting('walk.t3')::bigint
+                     FROM mzcoord.frontiers WHERE relation = 'order_totals_out'::regclass);
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+END $$;
+SELECT item, qty, amount, mz_timestamp = :t3 AS at_t3, mz_diff
+  FROM order_totals_out
+ WHERE mz_timestamp >= :t3 ORDER BY mz_diff, item;
+BEGIN;
+DELETE FROM order_totals_out
+ WHERE mz_timestamp < (SELECT upper FROM mzcoord.frontiers
+                        WHERE relation = 'order_totals_out'::regclass);
+COMMIT;
+
 SELECT * FROM mzcoord.check_consistency();
 
--- orders, prices and order_totals stay, to explore: SELECT * FROM mzcoord.frontiers;
+-- orders, prices, order_totals and order_totals_out stay, to explore: SELECT * FROM mzcoord.frontiers;
 -- SELECT * FROM mzcoord.holds; SELECT * FROM mzcoord.storage;

@@ -175,6 +175,7 @@ define_mode_settings(void)
 							   "Test only: crash the server (PANIC) at the named failpoint.",
 							   "Empty means none.  Points: publish_before_commit, "
 							   "compaction_before_record, bootstrap, lease_expiry, "
+							   "refresh_after_history, refresh_before_commit, "
 							   "export_before_upper, export_before_commit.",
 							   &mzcoord_failpoint,
 							   "",

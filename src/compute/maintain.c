@@ -31,6 +31,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
@@ -48,6 +49,15 @@
 
 /* Back-off after a failed step: 1 s doubling to this many seconds. */
 #define MZC_MAINTAIN_MAX_BACKOFF_S 60
+
+/*
+ * The longest a step waits for a lock (lock_timeout in its transaction):
+ * a user's transaction that holds a conflicting lock on an input (an
+ * uncommitted ALTER TABLE, LOCK TABLE) makes the step fail (55P03) and be
+ * retried later rather than stall the coordinator, whose tick every
+ * frontier waits for.
+ */
+#define MZC_MAINTAIN_LOCK_TIMEOUT "1000"
 
 /* Per object (backend-local, the coordinator's): when it may run again. */
 typedef struct RetryEntry
@@ -229,6 +239,9 @@ maintain_one(int64 gid, MzcKind kind)
 	xactowner = CurrentResourceOwner;
 	pgstat_report_activity(STATE_RUNNING, kind == MZC_KIND_SINK ?
 						   "mzcoord sink export" : "mzcoord refresh");
+	(void) set_config_option("lock_timeout", MZC_MAINTAIN_LOCK_TIMEOUT,
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+							 true, 0, false);
 	if (!mzcoord_extension_ready())
 	{
 		PopActiveSnapshot();

@@ -64,6 +64,7 @@
 
 #include "controller.h"
 #include "evaluate.h"
+#include "failpoint.h"
 #include "history.h"
 #include "ids.h"
 #include "read.h"
@@ -103,8 +104,9 @@ view_relation(int64 gid)
 /*
  * Lock the view's item row FOR KEY SHARE before its relation: a drop
  * deletes the row and then drops the relation, so taking them in the same
- * order means a refresh and a drop wait for each other instead of
- * deadlocking.  False if the item is gone (a drop committed meanwhile).
+ * order never deadlocks.  Like the relation's lock below, it is never
+ * waited for (SKIP LOCKED: an open drop holds the row).  False if the item
+ * is gone or locked; the next pass tries again.
  */
 static bool
 lock_item(int64 gid)
@@ -117,7 +119,7 @@ lock_item(int64 gid)
 	mzcoord_spi_connect();
 	plan = SPI_prepare("SELECT 1 FROM mzcoord.items i"
 					   " WHERE i.id OPERATOR(pg_catalog.=) $1"
-					   "   FOR KEY SHARE", 1, argtypes);
+					   "   FOR KEY SHARE SKIP LOCKED", 1, argtypes);
 	if (plan == NULL ||
 		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
 							 InvalidSnapshot, false, false, 1) != SPI_OK_SELECT)
@@ -436,9 +438,21 @@ mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 	memset(res, 0, sizeof(*res));
 	if (!OidIsValid(relid) || !lock_item(gid))
 		return false;
-	rel = try_table_open(relid, ShareRowExclusiveLock);
-	if (rel == NULL)
+	/*
+	 * Never wait for the lock: the coordinator refreshes every view and
+	 * runs the tick, and a user's transaction holding a conflicting lock on
+	 * this relation (LOCK TABLE, VACUUM, CREATE INDEX, an uncommitted
+	 * mzcoord.drop()) would stall all of them until it ends.  The view is
+	 * tried again in the next pass.
+	 */
+	if (!ConditionalLockRelationOid(relid, ShareRowExclusiveLock))
 		return false;
+	rel = try_table_open(relid, NoLock);
+	if (rel == NULL)
+	{
+		UnlockRelationOid(relid, ShareRowExclusiveLock);
+		return false;
+	}
 	if (!read_view_row(gid, &v) || v.sealed)
 	{
 		table_close(rel, NoLock);
@@ -457,7 +471,16 @@ mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 		}
 		times[0] = v.upper;
 		n = 1;
-		if (!mzcoord_refresh_next(v.schedule, v.as_of, v.upper, &new_upper))
+
+		/*
+		 * Inputs complete at every time (none, or all sealed) never change
+		 * again: this refresh is the last one that can change anything, so
+		 * the view is complete too, as a continual one would be.  Otherwise
+		 * it would refresh at every later time of its schedule at once, its
+		 * upper running ahead of the clock, one step per pass forever.
+		 */
+		if (m < 0 ||
+			!mzcoord_refresh_next(v.schedule, v.as_of, v.upper, &new_upper))
 			new_upper = -1;
 	}
 	else
@@ -473,9 +496,13 @@ mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 	res->from_upper = v.upper;
 	res->new_upper = new_upper;
 	evaluate_times(&v, rel, h, times, n, res);
+	/* Test only: the differences are written, the upper not advanced. */
+	mzcoord_failpoint_check("refresh_after_history");
 	/* The advance reads back what was just written. */
 	CommandCounterIncrement();
 	mzcoord_fed_advance(h, rel, v.upper, new_upper);
+	/* Test only: everything written, the transaction not committed. */
+	mzcoord_failpoint_check("refresh_before_commit");
 	table_close(rel, NoLock);
 	return true;
 }
