@@ -170,11 +170,78 @@ record_outcome(int64 gid, const StepOutcome *o, ErrorData *edata,
 	return failures;
 }
 
+/*
+ * Lock the object's item row FOR KEY SHARE, never waiting (SKIP LOCKED):
+ * a drop deletes the row and then drops the relation, so a step that holds
+ * the row first cannot deadlock with it, and until the step commits the
+ * row (which mzcoord.maintenance refers to) stays.  False if the item is
+ * gone or being changed: the next pass tries again.
+ */
+static bool
+claim_item(int64 gid)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
+	bool		found;
+
+	mzcoord_spi_connect();
+	if (SPI_execute_with_args("SELECT 1 FROM mzcoord.items i"
+							  " WHERE i.id OPERATOR(pg_catalog.=) $1"
+							  "   FOR KEY SHARE SKIP LOCKED",
+							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock the item of " MZC_GID_FMT, gid);
+	found = SPI_processed == 1;
+	SPI_finish();
+	return found;
+}
+
+/*
+ * Record a failed step, in a subtransaction of its own: the record itself
+ * can fail (the item was dropped meanwhile, or its row is locked past
+ * lock_timeout), and that must not take the coordinator down.  Returns the
+ * consecutive failures, 0 if they could not be recorded.
+ */
+static int64
+record_failure(int64 gid, ErrorData *edata, double duration_ms)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	int64		failures = 0;
+
+	BeginInternalSubTransaction(NULL);
+	PG_TRY();
+	{
+		failures = record_outcome(gid, NULL, edata, duration_ms);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *e;
+
+		MemoryContextSwitchTo(cxt);
+		e = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		if (e->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+			e->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+			ReThrowError(e);
+		ereport(WARNING,
+				(errmsg("mzcoord: could not record the failure of " MZC_GID_FMT ": %s",
+						gid, e->message ? e->message : "unknown error")));
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return failures;
+}
+
 /* The step of one object: a refresh or an export. */
 static void
 run_step(int64 gid, MzcKind kind, StepOutcome *o)
 {
 	memset(o, 0, sizeof(*o));
+	if (!claim_item(gid))
+		return;
 	if (kind == MZC_KIND_MATERIALIZED_VIEW)
 	{
 		MzcRefreshResult res;
@@ -282,7 +349,7 @@ maintain_one(int64 gid, MzcKind kind)
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
 			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
 			ReThrowError(edata);
-		failures = record_outcome(gid, NULL, edata,
+		failures = record_failure(gid, edata,
 								  (GetCurrentTimestamp() - start) / 1000.0);
 		note_failure(gid, kind, edata, failures);
 	}

@@ -10,9 +10,9 @@
  * U, over inputs whose least upper is M (every time below M is complete in
  * every input):
  *
- *	1. locks the view's item row (FOR KEY SHARE), then its relation in SHARE
- *	   ROW EXCLUSIVE mode (one refresh at a time; a drop waits for it, in
- *	   the same order) and reads U again with a fresh snapshot;
+ *	1. (its item row is locked by the caller, maintain.c) locks the view's
+ *	   relation in SHARE ROW EXCLUSIVE mode if it is free (one refresh at a
+ *	   time; a drop waits for it) and reads U again with a fresh snapshot;
  *	2. chooses the times to evaluate:
  *	   - continual (no schedule): the view must equal its query at every
  *	     time in [U, M).  Its contents change only at a time where an input
@@ -99,34 +99,6 @@ view_relation(int64 gid)
 		info.kind != MZC_KIND_MATERIALIZED_VIEW)
 		return InvalidOid;
 	return info.relid;
-}
-
-/*
- * Lock the view's item row FOR KEY SHARE before its relation: a drop
- * deletes the row and then drops the relation, so taking them in the same
- * order never deadlocks.  Like the relation's lock below, it is never
- * waited for (SKIP LOCKED: an open drop holds the row).  False if the item
- * is gone or locked; the next pass tries again.
- */
-static bool
-lock_item(int64 gid)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
-	SPIPlanPtr	plan;
-	bool		found;
-
-	mzcoord_spi_connect();
-	plan = SPI_prepare("SELECT 1 FROM mzcoord.items i"
-					   " WHERE i.id OPERATOR(pg_catalog.=) $1"
-					   "   FOR KEY SHARE SKIP LOCKED", 1, argtypes);
-	if (plan == NULL ||
-		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, false, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not lock the item of " MZC_GID_FMT, gid);
-	found = SPI_processed == 1;
-	SPI_finish();
-	return found;
 }
 
 /* Read the view's catalog row with a fresh snapshot; false if it is gone. */
@@ -436,7 +408,7 @@ mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 	int64		new_upper;
 
 	memset(res, 0, sizeof(*res));
-	if (!OidIsValid(relid) || !lock_item(gid))
+	if (!OidIsValid(relid))
 		return false;
 	/*
 	 * Never wait for the lock: the coordinator refreshes every view and

@@ -72,12 +72,33 @@ static MzcPersistRow *pending_rows = NULL;
 static int	npending_rows = 0;
 
 /*
- * Durable since of a slot: meet of its implied capability, the holds its
- * dependents keep on it and its active leases.  min_dep_hold may be NULL
- * (no dependents).
+ * Where the timeline holds a materialized view: its policy applied to the
+ * least of its upper and the table timeline.  A scheduled view's upper
+ * waits at its next refresh, ahead of the timeline, and its policy applied
+ * to that would put its since past the current time: unreadable between
+ * refreshes.  Materialize's coordinator holds every collection at its
+ * timeline's read time; this is that hold, kept in the durable since (and
+ * through the committed bound, in the live one).  {} for other kinds and
+ * for views not ahead of the timeline.
  */
 static mzc_frontier
-durable_since(int32 slot, const mzc_frontier *min_dep_hold)
+timeline_hold(int32 slot, mzc_ts table_upper)
+{
+	mzc_collection *c = &mzcoord_ctl_slots[slot];
+
+	if (mzcoord_ctl_info[slot].kind != MZC_KIND_MATERIALIZED_VIEW ||
+		c->upper.empty || c->upper.ts <= table_upper)
+		return mzc_frontier_empty();
+	return mzc_policy_frontier(&c->policy, mzc_frontier_at(table_upper));
+}
+
+/*
+ * Durable since of a slot: meet of its implied capability, the holds its
+ * dependents keep on it, its active leases and the timeline's hold.
+ * min_dep_hold may be NULL (no dependents).
+ */
+static mzc_frontier
+durable_since(int32 slot, const mzc_frontier *min_dep_hold, mzc_ts table_upper)
 {
 	mzc_frontier f = mzcoord_ctl_slots[slot].implied;
 
@@ -85,7 +106,7 @@ durable_since(int32 slot, const mzc_frontier *min_dep_hold)
 		f = mzc_frontier_meet(f, min_dep_hold[slot]);
 	/* Nor beyond an active lease, which a restart must find protected. */
 	f = mzc_frontier_meet(f, mzcoord_lease_limit_locked(slot));
-	return f;
+	return mzc_frontier_meet(f, timeline_hold(slot, table_upper));
 }
 
 /*
@@ -324,6 +345,24 @@ advance_indexes_locked(mzc_ts table_upper)
 }
 
 /*
+ * A view ahead of the timeline is looked at every tick: the timeline's
+ * hold on it moves with the timeline, not with anything the view does.
+ * Caller holds the lock exclusively.
+ */
+static void
+recheck_views_ahead_locked(mzc_ts table_upper)
+{
+	for (int32 i = 0; i < mzcoord_ctl->ntick_slots; i++)
+	{
+		int32		s = mzcoord_ctl_tick_slots[i];
+
+		if (mzcoord_ctl_slots[s].state == MZC_COLL_ACTIVE &&
+			!timeline_hold(s, table_upper).empty)
+			mzcoord_ctl_mark_recheck(s);
+	}
+}
+
+/*
  * Where dependents hold each collection (min_dep_hold[slot], which the
  * caller set to {} for every slot), from the tracked slots; caller holds
  * the lock.
@@ -422,7 +461,7 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 	}
 	if (c->state != MZC_COLL_ACTIVE)
 		return 0;				/* free, or dropped: its catalog row is gone */
-	since = durable_since(s, min_dep_hold);
+	since = durable_since(s, min_dep_hold, table_upper);
 	/* Read-only: nothing is published, the since stays at its bound. */
 	if (mzcoord_read_only && mzcoord_ctl_info[s].persisted)
 		since = mzcoord_ctl_info[s].durable_since;
@@ -536,6 +575,7 @@ mzcoord_controller_tick(void)
 	/* Leases past their expiry stop holding (lease.c). */
 	(void) mzcoord_lease_tick_locked(now);
 	any_deps = advance_tables_locked(table_upper);
+	recheck_views_ahead_locked(table_upper);
 	if (any_deps)
 	{
 		advance_indexes_locked(table_upper);

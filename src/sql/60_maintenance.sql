@@ -20,11 +20,12 @@ CREATE TABLE mzcoord.maintenance (
     error_code   text,
     error_at     timestamptz,
     CONSTRAINT maintenance_pkey PRIMARY KEY (item_id),
-    -- Deferred like the read requirements': a change of an item's id is
-    -- refused by the catalog's own trigger, with its own message.
+    -- Checked at once, so that a step's record fails inside the step (the
+    -- coordinator records the failure and goes on), never at its commit;
+    -- an id change cascades, and the catalog's own trigger refuses it
+    -- with its own message.
     CONSTRAINT maintenance_item_id_fkey FOREIGN KEY (item_id)
-        REFERENCES mzcoord.items (id) ON DELETE CASCADE
-        DEFERRABLE INITIALLY DEFERRED
+        REFERENCES mzcoord.items (id) ON DELETE CASCADE ON UPDATE CASCADE
 );
 
 COMMENT ON TABLE mzcoord.maintenance IS

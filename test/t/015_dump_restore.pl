@@ -65,10 +65,14 @@ my $reads = sub {
 my $catalog_sql = q{
 	SELECT string_agg(x::text, E'\n' ORDER BY x::text) FROM (
 	  SELECT 'i', id, kind, schema_name, name, relation::text, owner::text, retain_history::text FROM mzcoord.items
-	  UNION ALL SELECT 'c', global_id, item_id, version::text, primary_id, as_of::text, since::text,
-	                   -- a view's upper moves on as it refreshes: compared below
-	                   CASE WHEN global_id IN (SELECT id FROM mzcoord.items WHERE kind = 'materialized_view')
-	                        THEN 'refreshed' ELSE upper::text END
+	  UNION ALL SELECT 'c', global_id, item_id, version::text, primary_id, as_of::text,
+	                   -- a sink's since and upper move on as it exports, a
+	                   -- view's upper as it refreshes: compared below
+	                   CASE WHEN global_id IN (SELECT id FROM mzcoord.items WHERE kind = 'sink')
+	                        THEN 'exported' ELSE since::text END,
+	                   CASE WHEN global_id IN (SELECT id FROM mzcoord.items
+	                                            WHERE kind IN ('materialized_view', 'sink'))
+	                        THEN 'moves' ELSE upper::text END
 	    FROM mzcoord.collections
 	  UNION ALL SELECT 's', global_id, relation::text, kind, history::text, compacted::text, compacted_rows::text, '' FROM mzcoord.storage) x};
 # Stop the source's world: no writes from here on.
