@@ -12,6 +12,7 @@ SELECT mzcoord.create_table('sr.t') IS NOT NULL AS t;
 INSERT INTO sr.t VALUES (1), (2);
 SELECT mzcoord.create_materialized_view('sr.hourly', 'SELECT k FROM sr.t',
     refresh => ARRAY['every 1 hour']) IS NOT NULL AS hourly;
+SELECT mzcoord.create_index('hourly_k', 'sr.hourly', ARRAY['k']) IS NOT NULL AS hourly_k;
 SELECT as_of AS first_refresh FROM mzcoord.collections
  WHERE item_id = (SELECT id FROM mzcoord.items WHERE name = 'hourly') \gset
 -- Its first refresh runs at its as-of; its upper then waits an hour ahead.
@@ -32,7 +33,8 @@ SELECT mzcoord.last_commit_ts() AS w \gset
 SELECT pg_sleep(2.5);
 SET statement_timeout = '5s';
 BEGIN;
-SELECT mzcoord.select_timestamp(ARRAY['sr.hourly'::regclass, 'sr.t'::regclass]) AS now_ts \gset
+SELECT mzcoord.select_timestamp(ARRAY['sr.hourly'::regclass, 'sr.t'::regclass,
+                                      'sr.hourly_k'::regclass]) AS now_ts \gset
 SELECT :now_ts >= :w AS after_the_write, :now_ts < :first_refresh + 3600000 AS before_next_refresh;
 -- The view at the current time is its query at its last refresh.
 SELECT coalesce(array_agg(k ORDER BY k), '{}') = :'at_refresh' AS view_now_is_query_at_refresh
@@ -48,6 +50,6 @@ SELECT f.since <= t.upper AS since_behind_timeline,
  WHERE f.relation = 'sr.hourly'::regclass AND b.global_id = f.global_id
    AND t.relation = 'sr.t'::regclass;
 SELECT * FROM mzcoord.check_consistency();
-SELECT mzcoord.drop('sr.hourly');
+SELECT mzcoord.drop('sr.hourly', cascade => true);
 SELECT mzcoord.drop('sr.t');
 DROP SCHEMA sr CASCADE;

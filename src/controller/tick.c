@@ -72,11 +72,11 @@ static MzcPersistRow *pending_rows = NULL;
 static int	npending_rows = 0;
 
 /*
- * Where the timeline holds a materialized view: its policy applied to the
- * least of its upper and the table timeline.  A scheduled view's upper
- * waits at its next refresh, ahead of the timeline, and its policy applied
- * to that would put its since past the current time: unreadable between
- * refreshes.  Materialize's coordinator holds every collection at its
+ * Where the timeline holds a materialized view (or an index, which follows
+ * one): its policy applied to the least of its upper and the table
+ * timeline.  A scheduled view's upper waits at its next refresh, ahead of
+ * the timeline, and its policy applied to that would put its since past
+ * the current time: unreadable between refreshes.  Materialize's coordinator holds every collection at its
  * timeline's read time; this is that hold, kept in the durable since (and
  * through the committed bound, in the live one).  {} for other kinds and
  * for views not ahead of the timeline.
@@ -85,8 +85,9 @@ static mzc_frontier
 timeline_hold(int32 slot, mzc_ts table_upper)
 {
 	mzc_collection *c = &mzcoord_ctl_slots[slot];
+	MzcKind		kind = mzcoord_ctl_info[slot].kind;
 
-	if (mzcoord_ctl_info[slot].kind != MZC_KIND_MATERIALIZED_VIEW ||
+	if ((kind != MZC_KIND_MATERIALIZED_VIEW && kind != MZC_KIND_INDEX) ||
 		c->upper.empty || c->upper.ts <= table_upper)
 		return mzc_frontier_empty();
 	return mzc_policy_frontier(&c->policy, mzc_frontier_at(table_upper));
