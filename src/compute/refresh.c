@@ -26,7 +26,10 @@
  *	3. evaluates the query as of each time (evaluate.c; the inputs are
  *	   read as of that time, held by the transaction), and writes the
  *	   difference from the previous contents into the view's history at
- *	   that time;
+ *	   that time; or, for a continual view of a query that allows it
+ *	   (filter, projection, inner join, GROUP BY with count and sum), and
+ *	   unless mzcoord.incremental is off, computes that difference from
+ *	   the inputs' updates at that time (incremental.c);
  *	4. advances the upper (source.c, mzcoord_fed_advance): the relation
  *	   gets the updates, mzcoord.collections the upper (whose trigger moves
  *	   the view's read requirements on its inputs to upper - 1), and the
@@ -65,6 +68,7 @@
 #include "evaluate.h"
 #include "history.h"
 #include "ids.h"
+#include "incremental.h"
 #include "read.h"
 #include "refresh.h"
 #include "rowimage.h"
@@ -351,37 +355,85 @@ write_difference(const MzcHistory *h, TupleDesc desc, MzcRowSet *prev,
 }
 
 /*
+ * The view at time t by evaluating its query as its owner; prev becomes
+ * the contents at t.
+ */
+static void
+recompute_time(const ViewRow *v, Relation rel, const MzcHistory *h,
+			   MzcRowSet **prev, int64 t, MzcRefreshResult *res)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	MzcRowSet  *next = mzcoord_rowset_create(desc, CurrentMemoryContext);
+	int			direct;
+	int			via;
+	Oid			save_user;
+	int			save_sec;
+	int			save_nest;
+
+	save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
+									 &save_sec);
+	(void) mzcoord_evaluate_as_of(v->definition, t, next, 1, &direct, &via);
+	mzcoord_restore_user(save_user, save_sec, save_nest);
+	res->rows_changed += write_difference(h, desc, *prev, next, t);
+	res->direct_scans += direct;
+	res->history_scans += via;
+	mzcoord_rowset_destroy(*prev);
+	*prev = next;
+}
+
+/*
  * Evaluate the view at each of times[0..n-1], writing each difference into
- * its history, as the view's owner.
+ * its history, as the view's owner.  A continual view whose query allows
+ * it is refreshed from its inputs' updates at each time (incremental.c),
+ * except at its first time, which has no time before it; a time the
+ * incremental path cannot decide is recomputed.  Its contents are loaded
+ * only when a step may need them.
  */
 static void
 evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 			   const int64 *times, int n, MzcRefreshResult *res)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
-	MzcRowSet  *prev = relation_contents(rel);
+	MzcIncremental *inc = NULL;
+	MzcRowSet  *prev = NULL;
+	bool		first = (v->upper == v->as_of);
 	Oid			save_user;
 	int			save_sec;
 	int			save_nest;
 
+	save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
+									 &save_sec);
+	if (v->schedule == NULL)
+		inc = mzcoord_incremental_prepare(v->definition, desc);
+	mzcoord_restore_user(save_user, save_sec, save_nest);
+	if (inc == NULL || first || mzcoord_incremental_needs_contents(inc))
+		prev = relation_contents(rel);
 	for (int i = 0; i < n; i++)
 	{
-		MzcRowSet  *next = mzcoord_rowset_create(desc, CurrentMemoryContext);
-		int			direct;
-		int			via;
+		if (inc != NULL && !(first && i == 0))
+		{
+			bool		done;
 
-		save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
-										 &save_sec);
-		(void) mzcoord_evaluate_as_of(v->definition, times[i], next, 1,
-									  &direct, &via);
-		mzcoord_restore_user(save_user, save_sec, save_nest);
-		res->rows_changed += write_difference(h, desc, prev, next, times[i]);
-		res->direct_scans += direct;
-		res->history_scans += via;
-		mzcoord_rowset_destroy(prev);
-		prev = next;
+			save_nest = mzcoord_become_owner(rel->rd_rel->relowner,
+											 &save_user, &save_sec);
+			done = mzcoord_incremental_step(inc, h, prev, times[i],
+											&res->rows_changed);
+			mzcoord_restore_user(save_user, save_sec, save_nest);
+			if (done)
+			{
+				res->incremental++;
+				continue;
+			}
+		}
+		/* Only a grouped view gives up, and it has its contents. */
+		if (prev == NULL)
+			elog(ERROR, "materialized view recomputed without its contents");
+		recompute_time(v, rel, h, &prev, times[i], res);
+		if (inc != NULL)
+			mzcoord_incremental_forget(inc);
 	}
-	mzcoord_rowset_destroy(prev);
+	if (prev != NULL)
+		mzcoord_rowset_destroy(prev);
 	res->times = n;
 }
 
