@@ -12,7 +12,7 @@ INSERT INTO inc.t2 VALUES (1, 'one', 1), (2, 'two', 0), (3, 'three', 1);
 SELECT mzcoord.create_table('inc.t1', '1 hour') IS NOT NULL AS t1,
        mzcoord.create_table('inc.t2', '1 hour') IS NOT NULL AS t2;
 
--- The queries, {t1} and {t2} standing for the inputs.
+-- The queries, {t1}, {t2} and {g} standing for the inputs.
 CREATE TABLE inc.defs (name text PRIMARY KEY, query text NOT NULL);
 INSERT INTO inc.defs VALUES
 -- filter and projection
@@ -28,13 +28,15 @@ INSERT INTO inc.defs VALUES
 -- join and GROUP BY on a text key
 ('jg',  'SELECT t2.name, count(*) AS n, sum(t1.v) AS sv FROM {t1} t1 JOIN {t2} t2 USING (g) GROUP BY t2.name'),
 -- aggregates without GROUP BY: one row, even of no rows
-('tot', 'SELECT count(*) AS n, sum(v) AS sv, sum(w) AS sw, count(k) AS nk FROM {t1} t1');
+('tot', 'SELECT count(*) AS n, sum(v) AS sv, sum(w) AS sw, count(k) AS nk FROM {t1} t1'),
+-- a view over a view (g, created before it), summing bigints into numeric
+('v',   'SELECT g.n, count(*) AS groups, sum(g.nv) AS snv, count(g.nv) AS cnv FROM {g} g GROUP BY g.n');
 
 SELECT name, mzcoord.create_materialized_view('inc.' || name,
-           replace(replace(query, '{t1}', 'inc.t1'), '{t2}', 'inc.t2'),
+           replace(replace(replace(query, '{t1}', 'inc.t1'), '{t2}', 'inc.t2'), '{g}', 'inc.g'),
            retain_history => '1 hour') IS NOT NULL AS created,
        mzcoord.create_materialized_view('inc.' || name || '_r',
-           replace(replace(query, '{t1}', 'inc.t1'), '{t2}', 'inc.t2') || ' OFFSET 0',
+           replace(replace(replace(query, '{t1}', 'inc.t1'), '{t2}', 'inc.t2'), '{g}', 'inc.g') || ' OFFSET 0',
            retain_history => '1 hour') IS NOT NULL AS twin
   FROM inc.defs ORDER BY name;
 
@@ -118,8 +120,9 @@ BEGIN
     FOR t IN SELECT DISTINCT x.ts FROM inc.times x ORDER BY 1 LOOP
         mv := format('SELECT * FROM mzcoord.read_at(NULL::inc.%I, %s)', p_name, t);
         twin := format('SELECT * FROM mzcoord.read_at(NULL::inc.%I, %s)', p_name || '_r', t);
-        direct := replace(replace(q, '{t1}', format('mzcoord.read_at(NULL::inc.t1, %s)', t)),
-                          '{t2}', format('mzcoord.read_at(NULL::inc.t2, %s)', t));
+        direct := replace(replace(replace(q, '{t1}', format('mzcoord.read_at(NULL::inc.t1, %s)', t)),
+                                  '{t2}', format('mzcoord.read_at(NULL::inc.t2, %s)', t)),
+                          '{g}', format('mzcoord.read_at(NULL::inc.g, %s)', t));
         ts := t;
         kind := 'twin';
         EXECUTE format('SELECT count(*) FROM ((%s EXCEPT ALL %s) UNION ALL (%s EXCEPT ALL %s)) d',
@@ -138,12 +141,13 @@ RESET statement_timeout;
 -- Not trivially equal: the views end up with rows.
 SELECT (SELECT count(*) FROM inc.f) > 0 AS f, (SELECT count(*) FROM inc.j) > 0 AS j,
        (SELECT count(*) FROM inc.s) > 0 AS s, (SELECT count(*) FROM inc.g) > 0 AS g,
-       (SELECT count(*) FROM inc.jg) > 0 AS jg, (SELECT n FROM inc.tot) > 0 AS tot;
+       (SELECT count(*) FROM inc.jg) > 0 AS jg, (SELECT n FROM inc.tot) > 0 AS tot,
+       (SELECT count(*) FROM inc.v) > 0 AS v;
 
 -- Which path ran: every view refreshed at each time its inputs changed
 -- (the same times for a view and its twin); the eligible ones from the
 -- updates, all but their first time when the view shows the counts it
--- needs (f, g, j, s), only some times otherwise (a group, or the one row
+-- needs (f, g, j, s, v), only some times otherwise (a group, or the one row
 -- of tot, losing an argument of a sum whose count it does not show is
 -- recomputed); the twins never.
 SELECT i.name, m.times > 80 AS many_times,
@@ -189,9 +193,11 @@ SELECT count(*) FROM mzcoord._updates_at(NULL::inc.t1, (SELECT ts FROM last), -1
 SELECT * FROM mzcoord._updates_at(NULL::inc.t1, (SELECT ts FROM last), 0);
 
 SELECT * FROM mzcoord.check_consistency();
+SELECT mzcoord.drop('inc.v'), mzcoord.drop('inc.v_r');
 SELECT count(mzcoord.drop(name::regclass)) AS dropped
   FROM (SELECT 'inc.' || name AS name FROM inc.defs
-        UNION ALL SELECT 'inc.' || name || '_r' FROM inc.defs) x;
+        UNION ALL SELECT 'inc.' || name || '_r' FROM inc.defs) x
+ WHERE name NOT IN ('inc.v', 'inc.v_r');
 DROP TABLE inc.t1, inc.t2;
 DROP SCHEMA inc CASCADE;
 SELECT * FROM mzcoord.check_consistency();

@@ -192,7 +192,9 @@ inputs_upper(const ViewRow *v)
 /*
  * Add to times[] (sorted, distinct, *n of them, room for max) the update
  * times of history h in [from, upto) (upto -1: no end) that snapshot sees;
- * stops once there are max.
+ * stops once there are max.  One descent of the ts index per time found
+ * (the scan restarts past each time), not a visit of every update: a time
+ * at which a million rows changed costs what a time of one row costs.
  */
 static void
 collect_change_times(const MzcHistory *h, Snapshot snapshot, int64 from,
@@ -203,23 +205,30 @@ collect_change_times(const MzcHistory *h, Snapshot snapshot, int64 from,
 	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
 	IndexScanDesc scan;
 	ScanKeyData keys[2];
-	int			nkeys = 1;
-	int			limit = max;	/* times of this history worth reading */
+	int			nkeys = upto >= 0 ? 2 : 1;
 
-	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-				Int64GetDatum(from));
-	if (upto >= 0)
-		ScanKeyInit(&keys[nkeys++], 1, BTLessStrategyNumber, F_INT8LT,
-					Int64GetDatum(upto));
 	scan = index_beginscan(hrel, idx, snapshot, nkeys, 0);
-	index_rescan(scan, keys, nkeys, NULL, 0);
-	while (limit > 0 && index_getnext_slot(scan, ForwardScanDirection, hslot))
+	for (int found = 0; found < max; found++)
 	{
 		bool		isnull;
-		int64		ts = DatumGetInt64(slot_getattr(hslot, h->ts_attno, &isnull));
+		int64		ts;
 		int			pos = 0;
 
 		CHECK_FOR_INTERRUPTS();
+		if (found == 0)
+			ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+						Int64GetDatum(from));
+		else
+			ScanKeyInit(&keys[0], 1, BTGreaterStrategyNumber, F_INT8GT,
+						Int64GetDatum(from));
+		if (upto >= 0)
+			ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT,
+						Int64GetDatum(upto));
+		index_rescan(scan, keys, nkeys, NULL, 0);
+		if (!index_getnext_slot(scan, ForwardScanDirection, hslot))
+			break;
+		ts = DatumGetInt64(slot_getattr(hslot, h->ts_attno, &isnull));
+		from = ts;
 		while (pos < *n && times[pos] < ts)
 			pos++;
 		if (pos < *n && times[pos] == ts)
@@ -232,7 +241,6 @@ collect_change_times(const MzcHistory *h, Snapshot snapshot, int64 from,
 		memmove(&times[pos + 1], &times[pos], sizeof(int64) * (*n - pos));
 		times[pos] = ts;
 		(*n)++;
-		limit--;
 	}
 	index_endscan(scan);
 	index_close(idx, AccessShareLock);
