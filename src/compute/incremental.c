@@ -800,9 +800,19 @@ combine_group(MzcIncremental *inc, MzcRowEntry *e, IncChange *ch)
 	if (inc->nkeys == 0)
 		ch->exists = true;		/* one row, even of no rows */
 	else if (old == NULL)
+	{
+		if (g->cnt < 0)
+			elog(ERROR, "incremental refresh retracts rows of a group the view does not have");
 		ch->exists = g->cnt > 0;
+	}
 	else if (inc->star_col >= 0)
-		ch->exists = DatumGetInt64(old->values[inc->star_col]) + g->cnt > 0;
+	{
+		int64		cnt = DatumGetInt64(old->values[inc->star_col]) + g->cnt;
+
+		if (cnt < 0)
+			elog(ERROR, "incremental refresh counts fewer than no rows in a group");
+		ch->exists = cnt > 0;
+	}
 	else if (g->cnt >= 0)
 		ch->exists = true;
 	else
