@@ -750,11 +750,11 @@ combine_column(const MzcIncremental *inc, const IncGroup *g,
 	bool		on = old == NULL || old->isnull[c];
 	int64		nn;
 
+	if (col->kind == INC_KEY)
+		return true;			/* set by the caller, NULL or not */
 	n[c] = false;
 	switch (col->kind)
 	{
-		case INC_KEY:
-			return true;		/* set by the caller */
 		case INC_COUNT_STAR:
 			v[c] = Int64GetDatum(add_int64(on ? 0 : DatumGetInt64(ov), 1, g->cnt));
 			return true;
