@@ -409,6 +409,13 @@ evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 	int			save_sec;
 	int			save_nest;
 
+	/*
+	 * Nothing to evaluate (no input changed): the query is not even
+	 * analysed, which would lock the inputs at every tick.
+	 */
+	res->times = n;
+	if (n == 0)
+		return;
 	save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
 									 &save_sec);
 	if (v->schedule == NULL)
@@ -442,7 +449,6 @@ evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 	}
 	if (prev != NULL)
 		mzcoord_rowset_destroy(prev);
-	res->times = n;
 }
 
 /*
