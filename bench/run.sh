@@ -39,10 +39,12 @@ if [ $QUICK = 1 ]; then
 	ROUNDS=3; PGB_SECS=2; NCAT=1000; BATCH=50; BULK=100000; TICK_SECS=3
 	READ_ROWS=100000; RECENT=20000; COMPACT_UPDATES=200000; COMPACT_KEYS=20000
 	NIDX=200; IDX_BATCH=50; NPUB=10000; SINK_UPDATES=100000; LAG_WRITES=50
+	MV_ROWS=100000
 else
 	ROUNDS=5; PGB_SECS=8; NCAT=10000; BATCH=100; BULK=1000000; TICK_SECS=10
 	READ_ROWS=1000000; RECENT=100000; COMPACT_UPDATES=1000000; COMPACT_KEYS=100000
 	NIDX=1000; IDX_BATCH=100; NPUB=100000; SINK_UPDATES=1000000; LAG_WRITES=200
+	MV_ROWS=1000000
 fi
 
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
@@ -253,6 +255,107 @@ bench_b9() {
 		sql -c "ALTER SYSTEM RESET mzcoord.auto_compact" -c "SELECT pg_reload_conf()" >/dev/null
 	done
 	sql -c "DROP TABLE b9, b9_base" >/dev/null
+}
+
+# --------------------------------------------------------------------------
+# B11: the coordinator's refresh of a continual materialized view (join +
+# GROUP BY over MV_ROWS rows) after 1% of the rows changed, recomputed
+# (mzcoord.incremental = off) and incremental, vs REFRESH MATERIALIZED VIEW
+# of the same query on the same data
+# --------------------------------------------------------------------------
+B11_QUERY="SELECT d.grp, count(*) AS n, count(f.v) AS nv, sum(f.v) AS sv
+             FROM public.b11_fact f JOIN public.b11_dim d ON d.d = f.d GROUP BY d.grp"
+
+# Set mzcoord.incremental for the coordinator (it reads postgresql.auto.conf).
+b11_incremental() {
+	sql -c "ALTER SYSTEM SET mzcoord.incremental = $1" -c "SELECT pg_reload_conf()" >/dev/null
+	sleep 1
+}
+
+# Change 1% of the rows (the r-th 1%), wait until the view has refreshed
+# that time and print the coordinator's step time for it
+# (mzcoord.maintenance.last_step_ms), or nothing if another step may have
+# replaced it before it was read: polled every millisecond on the server,
+# the figure counts only if exactly one step committed since the poll
+# before, and that step refreshed a time.
+b11_try_step_ms() {
+	sql <<SQL
+DO \$\$
+DECLARE
+    b_times bigint;
+    p_steps bigint;
+    s bigint;
+    t bigint;
+    ms float8;
+    res text := '';
+BEGIN
+    SELECT m.steps, m.times INTO p_steps, b_times
+      FROM mzcoord.maintenance m JOIN mzcoord.items i ON i.id = m.item_id
+     WHERE i.name = 'b11_mv';
+    UPDATE b11_fact SET v = v + 1 WHERE id % 100 = $1;
+    COMMIT;
+    FOR k IN 1..60000 LOOP
+        SELECT m.steps, m.times, m.last_step_ms INTO s, t, ms
+          FROM mzcoord.maintenance m JOIN mzcoord.items i ON i.id = m.item_id
+         WHERE i.name = 'b11_mv';
+        IF t > b_times THEN
+            IF s = p_steps + 1 THEN
+                res := ms::text;
+            END IF;
+            EXIT;
+        END IF;
+        p_steps := s;
+        PERFORM pg_sleep(0.001);
+    END LOOP;
+    PERFORM set_config('bench.ms', res, false);
+END
+\$\$;
+SELECT current_setting('bench.ms');
+SQL
+}
+
+b11_step_ms() {
+	local r=$1 got
+	for try in 1 2 3; do
+		got=$(b11_try_step_ms $((r * 3 + try)) | tail -1)
+		[ -n "$got" ] && { echo "$got"; return 0; }
+	done
+	echo "B11: could not tell the refresh step apart" >&2
+	echo nan
+}
+
+bench_b11() {
+	local n=$MV_ROWS
+	say "B11: refresh of a join + GROUP BY over $n rows after 1% changed, vs REFRESH MATERIALIZED VIEW"
+	# Ticks a second apart: the step of a change stays the last one long
+	# enough to read.
+	sql -c "ALTER SYSTEM SET mzcoord.tick_interval = 1000" -c "SELECT pg_reload_conf()" >/dev/null
+	sql -c "CREATE TABLE b11_dim (d int PRIMARY KEY, name text, grp int);
+	        INSERT INTO b11_dim SELECT g, 'd' || g, g % 100 FROM generate_series(1, 1000) g;
+	        CREATE TABLE b11_fact (id bigint PRIMARY KEY, d int, v int);
+	        INSERT INTO b11_fact SELECT g, 1 + g % 1000, CASE WHEN g % 10 = 0 THEN NULL ELSE g % 97 END
+	          FROM generate_series(1, $n) g" \
+		-c "VACUUM ANALYZE b11_dim" -c "VACUUM ANALYZE b11_fact" \
+		-c "SELECT mzcoord.create_table('b11_dim'), mzcoord.create_table('b11_fact')" \
+		-c "CREATE MATERIALIZED VIEW b11_native AS $B11_QUERY" \
+		-c "SELECT mzcoord.create_materialized_view('b11_mv', \$q\$$B11_QUERY\$q\$)" >/dev/null
+	local r=0
+	for variant in recompute incremental; do
+		b11_incremental "$([ $variant = incremental ] && echo on || echo off)"
+		for round in $(seq 1 "$ROUNDS"); do
+			r=$((r + 1))
+			record B11 "$variant 1%" mzcoord ms "$round" "$(b11_step_ms $r)"
+			record B11 "$variant 1%" baseline ms "$round" \
+				"$(time_sql "REFRESH MATERIALIZED VIEW b11_native")"
+		done
+	done
+	# Both give the same rows.
+	echo "       rows differing from the native view: $(sql -c "SELECT count(*) FROM
+	        ((TABLE b11_mv EXCEPT ALL TABLE b11_native) UNION ALL (TABLE b11_native EXCEPT ALL TABLE b11_mv)) x")"
+	sql -c "ALTER SYSTEM RESET mzcoord.incremental" -c "ALTER SYSTEM RESET mzcoord.tick_interval" \
+		-c "SELECT pg_reload_conf()" >/dev/null
+	sql -c "SELECT mzcoord.drop('b11_mv')" -c "DROP MATERIALIZED VIEW b11_native" \
+		-c "DROP TABLE b11_fact, b11_dim" >/dev/null
 }
 
 # --------------------------------------------------------------------------
@@ -781,6 +884,7 @@ want B2 && bench_b2
 want B3 && bench_b3
 if want B4 || want B5; then bench_reads; fi
 want B9 && bench_b9
+want B11 && bench_b11
 want B12 && bench_b12
 if want B6 || want B7 || want B8; then bench_catalog; fi
 want B13 && bench_b13

@@ -393,6 +393,15 @@ SELECT count(*) AS templates FROM (SELECT public.bi_add(t) FROM (VALUES
 ('SELECT count(*) FROM mzcoord.read_at(NULL::pg_class, 0)'),
 ('SELECT count(*) FROM mzcoord.read_at(NULL::mzcoord.items, 0)'),
 ('SELECT count(*) FROM mzcoord.read_at(ROW(1, ''x'')::bi.bi_t, 0)'),
+('SELECT count(*) FROM mzcoord._updates_at(NULL::bi.bi_t, %T, 1)'),
+('SELECT count(*) FROM mzcoord._updates_at(NULL::bi.bi_t, %T, -1)'),
+('SELECT count(*) FROM mzcoord._updates_at(NULL::bi.bi_t, %T, 0)'),
+('SELECT count(*) FROM mzcoord._updates_at(NULL::bi.bi_t, %T, NULL)'),
+('SELECT count(*) FROM mzcoord._updates_at(NULL::bi.bi_t, NULL, 1)'),
+('SELECT count(*) FROM mzcoord._updates_at(NULL::bi.bi_t, -1, 1)'),
+('SELECT count(*) FROM mzcoord._updates_at(NULL::bi.bi_mv, 0, 1)'),
+('SELECT count(*) FROM mzcoord._updates_at(NULL::bi.bi_plain, 0, 1)'),
+('SELECT count(*) FROM mzcoord._updates_at(NULL::int, 0, 1)'),
 ('SELECT mzcoord.append(NULL::bi.bi_s, %T, ARRAY[ROW(1, ''a'')]::bi.bi_s[])'),
 ('SELECT mzcoord.append(NULL::bi.bi_s, %T, ARRAY[ROW(1, ''a'')]::bi.bi_s[], ARRAY[ROW(1, ''a'')]::bi.bi_s[])'),
 ('SELECT mzcoord.append(NULL::bi.bi_s, (SELECT upper FROM mzcoord.frontiers WHERE relation = ''bi.bi_s''::regclass), NULL)'),
@@ -482,6 +491,7 @@ $$;
 -- they must end in statement_timeout, a short one to keep the test quick.
 UPDATE public.bi_cases SET waits = true
  WHERE stmt ~ '(select_timestamp|read_at).*[ ,(]922337203685477580[67]'
+    OR stmt ~ '_updates_at\(.*[ ,(]922337203685477580[67], -?1\)'
     OR stmt ~ $$select_timestamp\(ARRAY\['bi\.bi_s'$$;
 
 -- Long names are truncated with a NOTICE, as PostgreSQL truncates

@@ -48,6 +48,7 @@ INSERT INTO pm_stmts VALUES
  ('read_at',            $$SELECT count(*) FROM mzcoord.read_at(NULL::pm.t, (SELECT since FROM mzcoord.frontiers WHERE relation = 'pm.t'::regclass))$$),
  ('select_timestamp',   $$SELECT mzcoord.select_timestamp(ARRAY['pm.t'::regclass])$$),
  ('explain_timestamp',  $$SELECT mzcoord.explain_timestamp(ARRAY['pm.t'::regclass])$$),
+ ('_updates_at',        $$SELECT count(*) FROM mzcoord._updates_at(NULL::pm.t, (SELECT since FROM mzcoord.frontiers WHERE relation = 'pm.t'::regclass), 1)$$),
  ('changes',            $$SELECT count(*) FROM mzcoord.changes(NULL::pm.t, (SELECT since FROM mzcoord.frontiers WHERE relation = 'pm.t'::regclass), (SELECT since FROM mzcoord.frontiers WHERE relation = 'pm.t'::regclass))$$),
  ('sink_options',       $$UPDATE mzcoord.sink_options SET snapshot = false$$),
  ('_catalog_set_sink_options', $$SELECT mzcoord._catalog_set_sink_options('u1', false)$$),
@@ -117,7 +118,7 @@ RESET ROLE;
 
 -- The harness can tell success: the owner may do what the others may not.
 SET ROLE mzc_pm_owner;
-SELECT pm_run_all(ARRAY['read_at', 'changes', 'select_timestamp', 'compact', 'set_retain_history',
+SELECT pm_run_all(ARRAY['read_at', '_updates_at', 'changes', 'select_timestamp', 'compact', 'set_retain_history',
                         'insert into t', 'append', 'advance_upper', 'lease t',
                         'renew the lease', 'advance the lease', 'drop the lease']);
 RESET ROLE;

@@ -29,6 +29,7 @@ int			mzcoord_max_holds = 8192;
 int			mzcoord_since_persist_interval = 1000;
 bool		mzcoord_auto_compact = true;
 bool		mzcoord_read_only = false;
+bool		mzcoord_incremental = true;
 char	   *mzcoord_failpoint = NULL;
 int			mzcoord_ready_timeout = 10000;
 int			mzcoord_max_future = 366 * 24 * 60;
@@ -163,6 +164,20 @@ define_mode_settings(void)
 							 &mzcoord_read_only,
 							 false,
 							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	/*
+	 * Read by the coordinator, which refreshes the views: set it with ALTER
+	 * SYSTEM (or in postgresql.conf) and reload.
+	 */
+	DefineCustomBoolVariable("mzcoord.incremental",
+							 "Lets the coordinator refresh eligible continual materialized views from their inputs' updates.",
+							 "Off recomputes every view's query at each time its inputs "
+							 "changed; the contents are the same either way.",
+							 &mzcoord_incremental,
+							 true,
+							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
 

@@ -26,6 +26,7 @@ extern int	mzcoord_max_holds_per_backend;
 extern int	mzcoord_max_holds_per_role;
 extern bool mzcoord_auto_compact;
 extern bool mzcoord_read_only;
+extern bool mzcoord_incremental;
 extern char *mzcoord_failpoint;
 extern int	mzcoord_max_leases;
 extern int	mzcoord_max_lease_ttl;

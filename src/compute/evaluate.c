@@ -19,7 +19,12 @@
  *	  has the relation's attributes, dropped ones included).
  *
  * The plan runs with the executor into a DestReceiver that counts the rows
- * into a row set, as REFRESH MATERIALIZED VIEW fills its new heap.  The
+ * into a row set, as REFRESH MATERIALIZED VIEW fills its new heap.
+ *
+ * The incremental path (incremental.c) runs the same kind of query with
+ * each relation entry read at a time of its own, or read as its updates at
+ * exactly one time (mzcoord._updates_at, a function scan of the same row
+ * type, like read_at): mzcoord_evaluate_reads.  The
  * caller runs this as the materialized view's owner, as a restricted
  * operation, so the query's functions run with the owner's rights and the
  * owner needs SELECT on what it reads, as PostgreSQL's REFRESH does.
@@ -70,21 +75,27 @@ shows_contents_at(Oid relid, int64 at, Snapshot snapshot)
 	return mzcoord_history_quiet_after(h, snapshot, at);
 }
 
-/* Turn a relation entry into a function scan of read_at(NULL::rel, at). */
+/*
+ * Turn a relation entry into a function scan of funcid(NULL::rel, at
+ * [, sign]): read_at, or _updates_at with the sign of the updates to read.
+ */
 static void
-read_through_history(RangeTblEntry *rte, RewriteContext *cx)
+read_through_function(RangeTblEntry *rte, Oid funcid, int64 at, int sign)
 {
 	Oid			reltype = get_rel_type_id(rte->relid);
 	Relation	rel = table_open(rte->relid, NoLock);
 	FuncExpr   *fe;
 	RangeTblFunction *rtf = makeNode(RangeTblFunction);
+	List	   *args;
 
-	fe = makeFuncExpr(cx->read_at, reltype,
-					  list_make2(makeNullConst(reltype, -1, InvalidOid),
-								 makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
-										   Int64GetDatum(cx->at), false,
-										   FLOAT8PASSBYVAL)),
-					  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	args = list_make2(makeNullConst(reltype, -1, InvalidOid),
+					  makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+								Int64GetDatum(at), false, FLOAT8PASSBYVAL));
+	if (sign != 0)
+		args = lappend(args, makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+									   Int32GetDatum(sign), false, true));
+	fe = makeFuncExpr(funcid, reltype, args, InvalidOid, InvalidOid,
+					  COERCE_EXPLICIT_CALL);
 	fe->funcretset = true;
 	rtf->funcexpr = (Node *) fe;
 	rtf->funccolcount = RelationGetNumberOfAttributes(rel);
@@ -98,7 +109,7 @@ read_through_history(RangeTblEntry *rte, RewriteContext *cx)
 	rte->relkind = 0;
 	rte->rellockmode = 0;
 	rte->tablesample = NULL;
-	/* read_at checks SELECT on the relation itself, as the same user. */
+	/* The function checks SELECT on the relation itself, as the same user. */
 	rte->requiredPerms = 0;
 	rte->checkAsUser = InvalidOid;
 	rte->selectedCols = NULL;
@@ -122,7 +133,7 @@ rewrite_walker(Node *node, RewriteContext *cx)
 				cx->direct++;
 			else
 			{
-				read_through_history(rte, cx);
+				read_through_function(rte, cx->read_at, cx->at, 0);
 				cx->via_history++;
 			}
 		}
@@ -135,8 +146,8 @@ rewrite_walker(Node *node, RewriteContext *cx)
 }
 
 /* The definition, analysed and rewritten: one query. */
-static Query *
-analyze_definition(const char *definition)
+Query *
+mzcoord_analyze_definition(const char *definition)
 {
 	List	   *raw = raw_parser(definition, RAW_PARSE_DEFAULT);
 	Query	   *query;
@@ -201,6 +212,36 @@ count_destroy(DestReceiver *self)
 {
 }
 
+/* Plan query and run it with snapshot into dest. */
+static void
+run_query(Query *query, const char *text, Snapshot snapshot, DestReceiver *dest)
+{
+	PlannedStmt *plan;
+	QueryDesc  *qd;
+
+	plan = pg_plan_query(query, text, CURSOR_OPT_PARALLEL_OK, NULL);
+	PushActiveSnapshot(snapshot);
+	qd = CreateQueryDesc(plan, text, snapshot, InvalidSnapshot, dest, NULL,
+						 NULL, 0);
+	ExecutorStart(qd, 0);
+	ExecutorRun(qd, ForwardScanDirection, 0, true);
+	ExecutorFinish(qd);
+	ExecutorEnd(qd);
+	FreeQueryDesc(qd);
+	PopActiveSnapshot();
+}
+
+/* mzcoord.read_at(anyelement, bigint) */
+static Oid
+read_at_function(void)
+{
+	Oid			argtypes[2] = {ANYELEMENTOID, INT8OID};
+
+	return LookupFuncName(list_make2(makeString("mzcoord"),
+									 makeString("read_at")),
+						  2, argtypes, false);
+}
+
 /*
  * Evaluate definition as of `at` and add each result row to set with
  * count sign (+1 or -1).  The caller holds the inputs at `at` (at is below
@@ -214,25 +255,18 @@ mzcoord_evaluate_as_of(const char *definition, int64 at, MzcRowSet *set,
 					   int64 sign, int *direct, int *via_history)
 {
 	RewriteContext cx = {0};
-	Oid			argtypes[2] = {ANYELEMENTOID, INT8OID};
 	Query	   *query;
-	PlannedStmt *plan;
-	QueryDesc  *qd;
 	CountReceiver recv;
 	Snapshot	snapshot;
 
 	cx.at = at;
-	cx.read_at = LookupFuncName(list_make2(makeString("mzcoord"),
-										   makeString("read_at")),
-								2, argtypes, false);
-	query = analyze_definition(definition);
+	cx.read_at = read_at_function();
+	query = mzcoord_analyze_definition(definition);
 
 	/* One snapshot decides what is read directly and runs the plan. */
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	cx.snapshot = snapshot;
 	(void) query_tree_walker(query, rewrite_walker, &cx, QTW_EXAMINE_RTES_BEFORE);
-
-	plan = pg_plan_query(query, definition, CURSOR_OPT_PARALLEL_OK, NULL);
 
 	memset(&recv, 0, sizeof(recv));
 	recv.pub.receiveSlot = count_receive;
@@ -242,16 +276,7 @@ mzcoord_evaluate_as_of(const char *definition, int64 at, MzcRowSet *set,
 	recv.pub.mydest = DestNone;
 	recv.set = set;
 	recv.sign = sign;
-
-	PushActiveSnapshot(snapshot);
-	qd = CreateQueryDesc(plan, definition, snapshot, InvalidSnapshot,
-						 &recv.pub, NULL, NULL, 0);
-	ExecutorStart(qd, 0);
-	ExecutorRun(qd, ForwardScanDirection, 0, true);
-	ExecutorFinish(qd);
-	ExecutorEnd(qd);
-	FreeQueryDesc(qd);
-	PopActiveSnapshot();
+	run_query(query, definition, snapshot, &recv.pub);
 	UnregisterSnapshot(snapshot);
 
 	if (direct != NULL)
@@ -259,4 +284,52 @@ mzcoord_evaluate_as_of(const char *definition, int64 at, MzcRowSet *set,
 	if (via_history != NULL)
 		*via_history = cx.via_history;
 	return recv.rows;
+}
+
+/*
+ * Run a copy of query (analysed by mzcoord_analyze_definition, text its
+ * definition) into dest, reading each relation entry of its top-level
+ * range table as reads[rtindex - 1] says: its contents as of reads[].at,
+ * or (delta +1 / -1) only its insertions / retractions at exactly
+ * reads[].at, each row shown |diff| times (mzcoord._updates_at).  The
+ * query must have no relation entry below the top level (the incremental
+ * path's queries have none).  The caller holds the inputs and runs as the
+ * view's owner, as for mzcoord_evaluate_as_of.
+ */
+void
+mzcoord_evaluate_reads(Query *query, const char *text,
+					   const MzcEntryRead *reads, DestReceiver *dest,
+					   int *direct, int *via_history)
+{
+	Oid			argtypes[3] = {ANYELEMENTOID, INT8OID, INT4OID};
+	Oid			updates_at;
+	Oid			read_at = read_at_function();
+	Snapshot	snapshot;
+	ListCell   *lc;
+	int			rti = 0;
+
+	updates_at = LookupFuncName(list_make2(makeString("mzcoord"),
+										   makeString("_updates_at")),
+								3, argtypes, false);
+	query = copyObject(query);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	foreach(lc, query->rtable)
+	{
+		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+		const MzcEntryRead *r = &reads[rti++];
+
+		if (rte->rtekind != RTE_RELATION)
+			continue;
+		if (r->delta != 0)
+			read_through_function(rte, updates_at, r->at, r->delta);
+		else if (shows_contents_at(rte->relid, r->at, snapshot))
+			(*direct)++;
+		else
+		{
+			read_through_function(rte, read_at, r->at, 0);
+			(*via_history)++;
+		}
+	}
+	run_query(query, text, snapshot, dest);
+	UnregisterSnapshot(snapshot);
 }

@@ -13,10 +13,26 @@
 
 #include "postgres.h"
 
+#include "nodes/parsenodes.h"
+#include "tcop/dest.h"
+
 #include "rowimage.h"
 
+/* How mzcoord_evaluate_reads reads one relation entry of a query. */
+typedef struct MzcEntryRead
+{
+	int64		at;				/* the time */
+	int			delta;			/* 0: contents as of at; +1 / -1: the
+								 * insertions / retractions at exactly at */
+} MzcEntryRead;
+
+extern Query *mzcoord_analyze_definition(const char *definition);
 extern int64 mzcoord_evaluate_as_of(const char *definition, int64 at,
 									MzcRowSet *set, int64 sign,
 									int *direct, int *via_history);
+extern void mzcoord_evaluate_reads(Query *query, const char *text,
+								   const MzcEntryRead *reads,
+								   DestReceiver *dest, int *direct,
+								   int *via_history);
 
 #endif							/* MZCOORD_EVALUATE_H */

@@ -78,6 +78,7 @@ typedef struct StepOutcome
 	int64		new_upper;		/* -1: the empty frontier */
 	int64		rows;
 	int			times;
+	int			incremental;	/* times refreshed from the inputs' updates */
 } StepOutcome;
 
 static void
@@ -109,10 +110,10 @@ static int64
 record_outcome(int64 gid, const StepOutcome *o, ErrorData *edata,
 			   double duration_ms)
 {
-	Oid			argtypes[7] = {TEXTOID, INT8OID, INT8OID, INT4OID, FLOAT8OID,
-	TEXTOID, TEXTOID};
-	Datum		values[7];
-	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	Oid			argtypes[8] = {TEXTOID, INT8OID, INT8OID, INT4OID, FLOAT8OID,
+	TEXTOID, TEXTOID, INT4OID};
+	Datum		values[8];
+	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	int64		failures = 0;
 	bool		isnull;
 	int			ret;
@@ -123,6 +124,7 @@ record_outcome(int64 gid, const StepOutcome *o, ErrorData *edata,
 	values[2] = Int64GetDatum(o != NULL ? o->rows : 0);
 	values[3] = Int32GetDatum(o != NULL ? o->times : 0);
 	values[4] = Float8GetDatum(duration_ms);
+	values[7] = Int32GetDatum(o != NULL ? o->incremental : 0);
 	if (edata != NULL)
 	{
 		values[5] = CStringGetTextDatum(edata->message ? edata->message : "unknown error");
@@ -136,8 +138,8 @@ record_outcome(int64 gid, const StepOutcome *o, ErrorData *edata,
 	ret = SPI_execute_with_args(edata == NULL ?
 								"INSERT INTO mzcoord.maintenance AS m"
 								"   (item_id, steps, upper, updates, times,"
-								"    last_step_at, last_step_ms)"
-								" SELECT i.id, 1, $2, $3, $4, pg_catalog.now(), $5"
+								"    incremental_times, last_step_at, last_step_ms)"
+								" SELECT i.id, 1, $2, $3, $4, $8, pg_catalog.now(), $5"
 								"   FROM mzcoord.items i"
 								"  WHERE i.id OPERATOR(pg_catalog.=) $1"
 								" ON CONFLICT (item_id) DO UPDATE"
@@ -145,6 +147,8 @@ record_outcome(int64 gid, const StepOutcome *o, ErrorData *edata,
 								"        upper = $2,"
 								"        updates = m.updates OPERATOR(pg_catalog.+) $3,"
 								"        times = m.times OPERATOR(pg_catalog.+) $4,"
+								"        incremental_times = m.incremental_times"
+								"            OPERATOR(pg_catalog.+) $8,"
 								"        last_step_at = pg_catalog.now(), last_step_ms = $5,"
 								"        failures = 0"
 								" RETURNING m.failures"
@@ -159,7 +163,7 @@ record_outcome(int64 gid, const StepOutcome *o, ErrorData *edata,
 								"        error = $6, error_code = $7,"
 								"        error_at = pg_catalog.now()"
 								" RETURNING m.failures",
-								7, argtypes, values, nulls, false, 0);
+								8, argtypes, values, nulls, false, 0);
 	if (ret != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "could not record the maintenance of " MZC_GID_FMT ": %s",
 			 gid, SPI_result_code_string(ret));
@@ -250,6 +254,7 @@ run_step(int64 gid, MzcKind kind, StepOutcome *o)
 		o->new_upper = res.new_upper;
 		o->rows = res.rows_changed;
 		o->times = res.times;
+		o->incremental = res.incremental;
 	}
 	else
 	{

@@ -27,7 +27,10 @@
  *	3. evaluates the query as of each time (evaluate.c; the inputs are
  *	   read as of that time, held by the transaction), and writes the
  *	   difference from the previous contents into the view's history at
- *	   that time;
+ *	   that time; or, for a continual view of a query that allows it
+ *	   (filter, projection, inner join, GROUP BY with count and sum), and
+ *	   unless mzcoord.incremental is off, computes that difference from
+ *	   the inputs' updates at that time (incremental.c);
  *	4. advances the upper (source.c, mzcoord_fed_advance): the relation
  *	   gets the updates, mzcoord.collections the upper (whose trigger moves
  *	   the view's read requirements on its inputs to upper - 1), and the
@@ -67,6 +70,7 @@
 #include "failpoint.h"
 #include "history.h"
 #include "ids.h"
+#include "incremental.h"
 #include "read.h"
 #include "refresh.h"
 #include "rowimage.h"
@@ -190,7 +194,9 @@ inputs_upper(const ViewRow *v)
 /*
  * Add to times[] (sorted, distinct, *n of them, room for max) the update
  * times of history h in [from, upto) (upto -1: no end) that snapshot sees;
- * stops once there are max.
+ * stops once there are max.  One descent of the ts index per time found
+ * (the scan restarts past each time), not a visit of every update: a time
+ * at which a million rows changed costs what a time of one row costs.
  */
 static void
 collect_change_times(const MzcHistory *h, Snapshot snapshot, int64 from,
@@ -201,23 +207,30 @@ collect_change_times(const MzcHistory *h, Snapshot snapshot, int64 from,
 	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
 	IndexScanDesc scan;
 	ScanKeyData keys[2];
-	int			nkeys = 1;
-	int			limit = max;	/* times of this history worth reading */
+	int			nkeys = upto >= 0 ? 2 : 1;
 
-	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-				Int64GetDatum(from));
-	if (upto >= 0)
-		ScanKeyInit(&keys[nkeys++], 1, BTLessStrategyNumber, F_INT8LT,
-					Int64GetDatum(upto));
 	scan = index_beginscan(hrel, idx, snapshot, nkeys, 0);
-	index_rescan(scan, keys, nkeys, NULL, 0);
-	while (limit > 0 && index_getnext_slot(scan, ForwardScanDirection, hslot))
+	for (int found = 0; found < max; found++)
 	{
 		bool		isnull;
-		int64		ts = DatumGetInt64(slot_getattr(hslot, h->ts_attno, &isnull));
+		int64		ts;
 		int			pos = 0;
 
 		CHECK_FOR_INTERRUPTS();
+		if (found == 0)
+			ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+						Int64GetDatum(from));
+		else
+			ScanKeyInit(&keys[0], 1, BTGreaterStrategyNumber, F_INT8GT,
+						Int64GetDatum(from));
+		if (upto >= 0)
+			ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT,
+						Int64GetDatum(upto));
+		index_rescan(scan, keys, nkeys, NULL, 0);
+		if (!index_getnext_slot(scan, ForwardScanDirection, hslot))
+			break;
+		ts = DatumGetInt64(slot_getattr(hslot, h->ts_attno, &isnull));
+		from = ts;
 		while (pos < *n && times[pos] < ts)
 			pos++;
 		if (pos < *n && times[pos] == ts)
@@ -230,7 +243,6 @@ collect_change_times(const MzcHistory *h, Snapshot snapshot, int64 from,
 		memmove(&times[pos + 1], &times[pos], sizeof(int64) * (*n - pos));
 		times[pos] = ts;
 		(*n)++;
-		limit--;
 	}
 	index_endscan(scan);
 	index_close(idx, AccessShareLock);
@@ -353,42 +365,92 @@ write_difference(const MzcHistory *h, TupleDesc desc, MzcRowSet *prev,
 }
 
 /*
+ * The view at time t by evaluating its query as its owner; prev becomes
+ * the contents at t.
+ */
+static void
+recompute_time(const ViewRow *v, Relation rel, const MzcHistory *h,
+			   MzcRowSet **prev, int64 t, MzcRefreshResult *res)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	MzcRowSet  *next = mzcoord_rowset_create(desc, CurrentMemoryContext);
+	int			direct;
+	int			via;
+	Oid			save_user;
+	int			save_sec;
+	int			save_nest;
+
+	save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
+									 &save_sec);
+	(void) mzcoord_evaluate_as_of(v->definition, t, next, 1, &direct, &via);
+	mzcoord_restore_user(save_user, save_sec, save_nest);
+	res->rows_changed += write_difference(h, desc, *prev, next, t);
+	res->direct_scans += direct;
+	res->history_scans += via;
+	mzcoord_rowset_destroy(*prev);
+	*prev = next;
+}
+
+/*
  * Evaluate the view at each of times[0..n-1], writing each difference into
- * its history, as the view's owner.
+ * its history, as the view's owner.  A continual view whose query allows
+ * it is refreshed from its inputs' updates at each time (incremental.c),
+ * except at its first time, which has no time before it; a time the
+ * incremental path cannot decide is recomputed.  Its contents are loaded
+ * only when a step may need them.
  */
 static void
 evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 			   const int64 *times, int n, MzcRefreshResult *res)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
-	MzcRowSet  *prev;
+	MzcIncremental *inc = NULL;
+	MzcRowSet  *prev = NULL;
+	bool		first = (v->upper == v->as_of);
 	Oid			save_user;
 	int			save_sec;
 	int			save_nest;
 
+	/*
+	 * Nothing to evaluate (no input changed): the query is not even
+	 * analysed, which would lock the inputs at every tick.
+	 */
 	res->times = n;
-	/* No input changed: the contents stay, only the upper moves. */
 	if (n == 0)
 		return;
-	prev = relation_contents(rel);
+	save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
+									 &save_sec);
+	if (v->schedule == NULL)
+		inc = mzcoord_incremental_prepare(v->definition, desc);
+	mzcoord_restore_user(save_user, save_sec, save_nest);
+	if (inc == NULL || first || mzcoord_incremental_needs_contents(inc))
+		prev = relation_contents(rel);
 	for (int i = 0; i < n; i++)
 	{
-		MzcRowSet  *next = mzcoord_rowset_create(desc, CurrentMemoryContext);
-		int			direct;
-		int			via;
+		if (inc != NULL && !(first && i == 0))
+		{
+			bool		done;
 
-		save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
-										 &save_sec);
-		(void) mzcoord_evaluate_as_of(v->definition, times[i], next, 1,
-									  &direct, &via);
-		mzcoord_restore_user(save_user, save_sec, save_nest);
-		res->rows_changed += write_difference(h, desc, prev, next, times[i]);
-		res->direct_scans += direct;
-		res->history_scans += via;
-		mzcoord_rowset_destroy(prev);
-		prev = next;
+			save_nest = mzcoord_become_owner(rel->rd_rel->relowner,
+											 &save_user, &save_sec);
+			done = mzcoord_incremental_step(inc, h, prev, times[i],
+											&res->rows_changed);
+			mzcoord_restore_user(save_user, save_sec, save_nest);
+			if (done)
+			{
+				res->incremental++;
+				continue;
+			}
+		}
+		/* Only a grouped view gives up, and it has its contents. */
+		if (prev == NULL)
+			elog(ERROR, "materialized view recomputed without its contents");
+		recompute_time(v, rel, h, &prev, times[i], res);
+		if (inc != NULL)
+			mzcoord_incremental_forget(inc);
 	}
-	mzcoord_rowset_destroy(prev);
+	if (prev != NULL)
+		mzcoord_rowset_destroy(prev);
 }
 
 /*

@@ -19,6 +19,7 @@ typedef struct MzcRefreshResult
 	int64		from_upper;		/* the upper before */
 	int64		new_upper;		/* the upper after (-1: the empty frontier) */
 	int			times;			/* times evaluated */
+	int			incremental;	/* of them, from the inputs' updates */
 	int64		rows_changed;	/* updates written (sum of |diff|) */
 	int			direct_scans;	/* relation scans that read the relation */
 	int			history_scans;	/* relation scans that read a history */

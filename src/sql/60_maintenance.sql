@@ -13,6 +13,7 @@ CREATE TABLE mzcoord.maintenance (
     upper        bigint,
     updates      bigint NOT NULL DEFAULT 0,
     times        bigint NOT NULL DEFAULT 0,
+    incremental_times bigint NOT NULL DEFAULT 0,
     last_step_at timestamptz,
     last_step_ms double precision,
     failures     bigint NOT NULL DEFAULT 0,
@@ -38,6 +39,8 @@ COMMENT ON COLUMN mzcoord.maintenance.updates IS
 'Updates written in all: rows of the view''s history (sum of |diff|), or rows exported by the sink';
 COMMENT ON COLUMN mzcoord.maintenance.times IS
 'Distinct times refreshed or exported in all';
+COMMENT ON COLUMN mzcoord.maintenance.incremental_times IS
+'Of those, times a continual view was refreshed from its inputs'' updates rather than by recomputing its query (mzcoord.incremental)';
 COMMENT ON COLUMN mzcoord.maintenance.failures IS
 'Failed steps since the last one that committed (0: healthy)';
 COMMENT ON COLUMN mzcoord.maintenance.error IS
@@ -79,3 +82,19 @@ COMMENT ON VIEW mzcoord.maintenance_status IS
 
 REVOKE ALL ON TABLE mzcoord.maintenance_status FROM PUBLIC;
 GRANT SELECT ON TABLE mzcoord.maintenance_status TO PUBLIC;
+
+-- The delta relations of the incremental refresh (src/compute/incremental.c):
+-- the insertions (sign 1) or retractions (sign -1) of a collection at
+-- exactly one time, each row shown |diff| times.  The refresh runs the
+-- view's query as its owner with relations replaced by these, so it is
+-- executable by everyone and checks, holds and waits as read_at does.
+CREATE FUNCTION mzcoord._updates_at(rel anyelement, at bigint, sign integer)
+RETURNS SETOF anyelement
+LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'mzcoord_updates_at';
+
+COMMENT ON FUNCTION mzcoord._updates_at(anyelement, bigint, integer) IS
+'Internal: the insertions (sign 1) or retractions (sign -1) of a table, source or materialized view at exactly one time, each row |diff| times';
+
+REVOKE ALL ON FUNCTION mzcoord._updates_at(anyelement, bigint, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION mzcoord._updates_at(anyelement, bigint, integer) TO PUBLIC;

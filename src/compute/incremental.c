@@ -1,0 +1,1032 @@
+/*-------------------------------------------------------------------------
+ *
+ * incremental.c
+ *	  Refreshing a continual materialized view at a time t from its inputs'
+ *	  updates at t, instead of evaluating its whole query again.
+ *
+ * A continual view is evaluated at each time t at which one of its inputs
+ * changed (refresh.c).  When its query is a filter / projection / inner
+ * join of relations (SPJ), the query is linear in each relation entry, so
+ * with R_i' the contents of entry i at t and R_i those at t - 1:
+ *
+ *	Q(R_1', ..., R_n') - Q(R_1, ..., R_n)
+ *		= sum over i of Q(R_1', ..., R_{i-1}', dR_i, R_{i+1}, ..., R_n)
+ *
+ * where dR_i are the updates of entry i at exactly t, with their diffs as
+ * multiplicities.  A multiplicity is carried by repetition: the query runs
+ * once over dR_i+ (the insertions at t, each row shown diff times) and
+ * once over dR_i- (the retractions, each shown -diff times); the rows of
+ * the first run count +1, those of the second -1.  So the query itself
+ * runs unchanged, planned by PostgreSQL, on relation entries rewritten by
+ * evaluate.c to read their contents as of t or t - 1, or their updates at
+ * t (mzcoord._updates_at, below).  Entries without updates at t are
+ * skipped: their term is empty.  A self-join is two entries, two terms.
+ *
+ * With GROUP BY and count(*), count(x), sum(x) (the aggregates whose value
+ * is a sum over the group's rows), the same runs aggregate the changes of
+ * each group: count(*) over dR_i+ is what the group gains, over dR_i- what
+ * it loses.  The delta query also counts, per group, its rows (count(*))
+ * and the non-null arguments of each sum (count(x)), which decide whether
+ * a group disappears (no rows left) and whether a sum is NULL (no non-null
+ * argument left).  The new row of a group is its old row (the view's
+ * contents, kept in memory by the caller and indexed here by group key)
+ * plus the change.  The old counts are read from the old row when the
+ * query selects them (count(*); count(x) next to sum(x)); otherwise an old
+ * count is only known to be positive, which decides nothing when the
+ * change is negative: then this time is recomputed instead (the step
+ * returns false).  So a view that selects count(*) and count(x) with its
+ * sums is always incremental; one that does not is incremental at times
+ * that only add to its groups.
+ *
+ * The result must be the very rows recomputing gives, byte for byte (rows
+ * are identified by their image, rowimage.c), so what goes incremental is
+ * narrow, and everything else recomputes:
+ *	- one SELECT of relations and inner joins only: no subquery, CTE,
+ *	  sublink, set operation, DISTINCT, ORDER BY, LIMIT/OFFSET, window
+ *	  function, set-returning function in the target list, HAVING,
+ *	  grouping sets, TABLESAMPLE or row security;
+ *	- aggregates: only count(*), count(x), sum(int2/int4/int8), each the
+ *	  whole target column, without FILTER, DISTINCT or ORDER BY; sums of
+ *	  numeric or float would depend on the order of addition (the scale of
+ *	  a numeric sum, rounding of a float one);
+ *	- every GROUP BY key is a target column, of a type whose default
+ *	  equality is identity of the bytes (integers, bool, text and varchar
+ *	  under a deterministic collation, date, timestamps, uuid, oid, bytea):
+ *	  otherwise the group of 1.0 and 1.00 shows whichever came first;
+ *	- GROUP BY without aggregates (a DISTINCT) is not linear.
+ * The catalog already refuses mutable functions, so every run of the query
+ * computes the same rows from the same inputs.
+ *
+ * IDENTIFICATION
+ *	  src/compute/incremental.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "common/int.h"
+#include "executor/tuptable.h"
+#include "catalog/pg_aggregate.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+#include "utils/typcache.h"
+
+#include "acquire.h"
+#include "controller.h"
+#include "evaluate.h"
+#include "extension.h"
+#include "history.h"
+#include "incremental.h"
+#include "read.h"
+#include "rowimage.h"
+#include "selection.h"
+#include "settings.h"
+#include "support.h"
+
+PG_FUNCTION_INFO_V1(mzcoord_updates_at);
+
+/* What a column of a grouped view holds. */
+typedef enum IncKind
+{
+	INC_KEY,					/* a GROUP BY key */
+	INC_COUNT_STAR,				/* count(*) */
+	INC_COUNT,					/* count(x) */
+	INC_SUM_INT8,				/* sum(int2), sum(int4): bigint */
+	INC_SUM_NUMERIC				/* sum(int8): numeric */
+} IncKind;
+
+typedef struct IncColumn
+{
+	IncKind		kind;
+	Expr	   *arg;			/* count(x), sum(x): x */
+	int			nn_col;			/* sums: a column of the view with count(x), or -1 */
+	int			nn_extra;		/* sums: the delta query's column with count(x) */
+} IncColumn;
+
+struct MzcIncremental
+{
+	MemoryContext cxt;
+	Query	   *query;			/* what runs on the updates */
+	char	   *text;			/* the definition */
+	TupleDesc	desc;			/* the view's relation's */
+	bool		grouped;		/* has aggregates */
+	IncColumn  *cols;			/* grouped: per column of the view */
+	int			star_extra;		/* grouped: the delta query's count(*) column */
+	int			star_col;		/* a column of the view with count(*), or -1 */
+	int			nkeys;			/* 0: aggregates without GROUP BY, one row */
+	int		   *keycols;
+	TupleDesc	keydesc;		/* the key columns */
+	MzcRowSet  *index;			/* key -> its row in the contents (extra) */
+};
+
+/* The change of one group at a time, summed over the delta runs. */
+typedef struct IncGroup
+{
+	int64		cnt;			/* rows gained (count(*)) */
+	int64	   *nn;				/* per column: non-null arguments gained */
+	int64	   *isum;			/* per INC_SUM_INT8 column */
+	Datum	   *nsum;			/* per INC_SUM_NUMERIC column */
+} IncGroup;
+
+/* ----------------------------------------------------------------
+ * Which queries go incremental
+ * ----------------------------------------------------------------
+ */
+
+/* One SELECT of relations and inner joins, nothing else (see the top). */
+static bool
+shape_ok(Query *q)
+{
+	ListCell   *lc;
+	int			nrel = 0;
+
+	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL ||
+		q->hasWindowFuncs || q->hasTargetSRFs || q->hasSubLinks ||
+		q->hasDistinctOn || q->hasRecursive || q->hasModifyingCTE ||
+		q->hasForUpdate || q->hasRowSecurity || q->cteList != NIL ||
+		q->setOperations != NULL || q->distinctClause != NIL ||
+		q->sortClause != NIL || q->limitOffset != NULL ||
+		q->limitCount != NULL || q->groupingSets != NIL ||
+		q->groupDistinct || q->havingQual != NULL || q->rowMarks != NIL ||
+		q->windowClause != NIL)
+		return false;
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+
+		if (rte->rtekind == RTE_RELATION &&
+			rte->relkind == RELKIND_RELATION && rte->tablesample == NULL &&
+			mzcoord_history_lookup(rte->relid, true) != NULL)
+			nrel++;
+		else if (rte->rtekind != RTE_JOIN || rte->jointype != JOIN_INNER)
+			return false;
+	}
+	foreach(lc, q->targetList)
+	{
+		if (lfirst_node(TargetEntry, lc)->resjunk)
+			return false;
+	}
+	return nrel > 0;
+}
+
+/*
+ * Whether tle is a GROUP BY key whose groups are rows of identical bytes:
+ * then the view's row of a group is found by the image of its key.
+ */
+static bool
+key_ok(TargetEntry *tle, List *groupClause)
+{
+	Oid			type = exprType((Node *) tle->expr);
+	Oid			coll = exprCollation((Node *) tle->expr);
+	SortGroupClause *sgc;
+
+	if (tle->ressortgroupref == 0)
+		return false;
+	sgc = get_sortgroupref_clause_noerr(tle->ressortgroupref, groupClause);
+	if (sgc == NULL)
+		return false;
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case OIDOID:
+		case BOOLOID:
+		case TEXTOID:
+		case VARCHAROID:
+		case BYTEAOID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case UUIDOID:
+			break;
+		default:
+			return false;
+	}
+	if (OidIsValid(coll) && !get_collation_isdeterministic(coll))
+		return false;
+	return sgc->eqop == lookup_type_cache(type, TYPECACHE_EQ_OPR)->eq_opr;
+}
+
+/* Classify an aggregate target column; false if it is not a sum. */
+static bool
+aggregate_ok(Aggref *a, IncColumn *col)
+{
+	if (a->aggfilter != NULL || a->aggdistinct != NIL || a->aggorder != NIL ||
+		a->aggdirectargs != NIL || a->agglevelsup != 0 ||
+		a->aggkind != AGGKIND_NORMAL || a->aggvariadic)
+		return false;
+	switch (a->aggfnoid)
+	{
+		case F_COUNT_:
+			col->kind = INC_COUNT_STAR;
+			return true;
+		case F_COUNT_ANY:
+			col->kind = INC_COUNT;
+			break;
+		case F_SUM_INT2:
+		case F_SUM_INT4:
+			col->kind = INC_SUM_INT8;
+			break;
+		case F_SUM_INT8:
+			col->kind = INC_SUM_NUMERIC;
+			break;
+		default:
+			return false;
+	}
+	if (list_length(a->args) != 1)
+		return false;
+	col->arg = linitial_node(TargetEntry, a->args)->expr;
+	return true;
+}
+
+/* count(*) (arg NULL) or count(arg), as target entry resno. */
+static TargetEntry *
+count_entry(Expr *arg, AttrNumber resno)
+{
+	Aggref	   *a = makeNode(Aggref);
+
+	a->aggfnoid = arg == NULL ? F_COUNT_ : F_COUNT_ANY;
+	a->aggtype = INT8OID;
+	a->aggcollid = InvalidOid;
+	a->inputcollid = arg == NULL ? InvalidOid : exprCollation((Node *) arg);
+	a->aggtranstype = InvalidOid;
+	a->aggargtypes = arg == NULL ? NIL : list_make1_oid(exprType((Node *) arg));
+	a->args = arg == NULL ? NIL :
+		list_make1(makeTargetEntry(copyObject(arg), 1, NULL, false));
+	a->aggstar = (arg == NULL);
+	a->aggkind = AGGKIND_NORMAL;
+	a->aggsplit = AGGSPLIT_SIMPLE;
+	a->aggno = -1;
+	a->aggtransno = -1;
+	a->location = -1;
+	return makeTargetEntry((Expr *) a, resno, pstrdup("mzc_count"), false);
+}
+
+/*
+ * Classify the target columns of an aggregating query and append to it
+ * count(*) and count(x) of each sum, which the delta needs (see the top).
+ */
+static bool
+prepare_grouped(MzcIncremental *inc, Query *q)
+{
+	int			ncols = list_length(q->targetList);
+	AttrNumber	resno = ncols;
+	int			c = 0;
+	ListCell   *lc;
+
+	inc->grouped = true;
+	inc->cols = palloc0(sizeof(IncColumn) * ncols);
+	inc->keycols = palloc(sizeof(int) * Max(ncols, 1));
+	inc->star_col = -1;
+	foreach(lc, q->targetList)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		IncColumn  *col = &inc->cols[c];
+
+		if (IsA(tle->expr, Aggref))
+		{
+			if (!aggregate_ok((Aggref *) tle->expr, col))
+				return false;
+			if (col->kind == INC_COUNT_STAR)
+				inc->star_col = c;
+		}
+		else if (key_ok(tle, q->groupClause))
+		{
+			col->kind = INC_KEY;
+			inc->keycols[inc->nkeys++] = c;
+		}
+		else
+			return false;
+		c++;
+	}
+
+	q->targetList = lappend(q->targetList, count_entry(NULL, ++resno));
+	inc->star_extra = resno - 1;
+	for (c = 0; c < ncols; c++)
+	{
+		IncColumn  *col = &inc->cols[c];
+
+		if (col->kind != INC_SUM_INT8 && col->kind != INC_SUM_NUMERIC)
+			continue;
+		col->nn_col = -1;
+		for (int k = 0; k < ncols; k++)
+			if (inc->cols[k].kind == INC_COUNT && equal(inc->cols[k].arg, col->arg))
+				col->nn_col = k;
+		q->targetList = lappend(q->targetList, count_entry(col->arg, ++resno));
+		col->nn_extra = resno - 1;
+	}
+
+	inc->keydesc = CreateTemplateTupleDesc(inc->nkeys);
+	for (int k = 0; k < inc->nkeys; k++)
+		TupleDescCopyEntry(inc->keydesc, k + 1, inc->desc, inc->keycols[k] + 1);
+	return true;
+}
+
+/*
+ * The view's query (definition; desc its relation's descriptor) prepared
+ * for the incremental path, or NULL when it recomputes: the query is not
+ * of a shape above, or mzcoord.incremental is off.  Run as the view's
+ * owner.
+ */
+MzcIncremental *
+mzcoord_incremental_prepare(const char *definition, TupleDesc desc)
+{
+	MemoryContext cxt;
+	MemoryContext old;
+	MzcIncremental *inc;
+	Query	   *q;
+	bool		ok;
+
+	if (!mzcoord_incremental)
+		return NULL;
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "mzcoord incremental",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	q = mzcoord_analyze_definition(definition);
+	inc = palloc0(sizeof(MzcIncremental));
+	inc->cxt = cxt;
+	inc->text = pstrdup(definition);
+	inc->desc = desc;
+	inc->query = q;
+	ok = shape_ok(q) && list_length(q->targetList) == desc->natts;
+	if (ok && q->hasAggs)
+		ok = prepare_grouped(inc, q);
+	else if (ok)
+		ok = (q->groupClause == NIL);
+	MemoryContextSwitchTo(old);
+	if (!ok)
+	{
+		MemoryContextDelete(cxt);
+		return NULL;
+	}
+	return inc;
+}
+
+/*
+ * Whether steps need the view's contents (prev of mzcoord_incremental_step):
+ * a grouped view finds the old row of each group there.
+ */
+bool
+mzcoord_incremental_needs_contents(const MzcIncremental *inc)
+{
+	return inc->grouped;
+}
+
+/* The caller replaced its contents: the index of groups is stale. */
+void
+mzcoord_incremental_forget(MzcIncremental *inc)
+{
+	if (inc->index != NULL)
+		mzcoord_rowset_destroy(inc->index);
+	inc->index = NULL;
+}
+
+/* ----------------------------------------------------------------
+ * Running the delta query
+ * ----------------------------------------------------------------
+ */
+
+/* Whether relid has insertions (*pos) and retractions (*neg) at t. */
+static void
+updates_at(Oid relid, int64 t, Snapshot snapshot, bool *pos, bool *neg)
+{
+	MzcHistory *h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+	Relation	hrel = table_open(h->histid, AccessShareLock);
+	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
+	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
+	IndexScanDesc scan;
+	ScanKeyData key;
+
+	*pos = *neg = false;
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(t));
+	scan = index_beginscan(hrel, idx, snapshot, 1, 0);
+	index_rescan(scan, &key, 1, NULL, 0);
+	while (!(*pos && *neg) &&
+		   index_getnext_slot(scan, ForwardScanDirection, hslot))
+	{
+		bool		isnull;
+		int64		diff = DatumGetInt64(slot_getattr(hslot, h->diff_attno, &isnull));
+
+		CHECK_FOR_INTERRUPTS();
+		if (diff > 0)
+			*pos = true;
+		else if (diff < 0)
+			*neg = true;
+	}
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+	ExecDropSingleTupleTableSlot(hslot);
+	table_close(hrel, AccessShareLock);
+}
+
+/*
+ * A receiver of the delta query's rows: sign is the sign of the current
+ * run; rows are added to set (SPJ: the rows; grouped: the groups by key,
+ * each with its IncGroup as extra, allocated in cxt).
+ */
+typedef struct DeltaReceiver
+{
+	DestReceiver pub;
+	MzcIncremental *inc;
+	int			sign;
+	MzcRowSet  *set;
+	MemoryContext cxt;
+	Datum	   *keyvals;
+	bool	   *keynulls;
+} DeltaReceiver;
+
+static void
+delta_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static void
+delta_shutdown(DestReceiver *self)
+{
+}
+
+static void
+delta_destroy(DestReceiver *self)
+{
+}
+
+static bool
+spj_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	DeltaReceiver *r = (DeltaReceiver *) self;
+	TupleDesc	desc = r->set->desc;
+
+	slot_getallattrs(slot);
+	if (slot->tts_tupleDescriptor->natts != desc->natts)
+		elog(ERROR, "query of %d columns for a relation of %d",
+			 slot->tts_tupleDescriptor->natts, desc->natts);
+	(void) mzcoord_rowset_add(r->set, slot->tts_values, slot->tts_isnull,
+							  mzcoord_row_hash(desc, slot->tts_values,
+											   slot->tts_isnull),
+							  r->sign);
+	return true;
+}
+
+/* a + sign * b for bigint sums, with PostgreSQL's overflow error. */
+static int64
+add_int64(int64 a, int sign, int64 b)
+{
+	int64		result;
+
+	if (sign > 0 ? pg_add_s64_overflow(a, b, &result) :
+		pg_sub_s64_overflow(a, b, &result))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("bigint out of range")));
+	return result;
+}
+
+/* Add sign times one row of the delta query to its group's change. */
+static void
+accumulate(const MzcIncremental *inc, IncGroup *g, Datum *v, bool *n,
+		   int sign)
+{
+	g->cnt = add_int64(g->cnt, sign, DatumGetInt64(v[inc->star_extra]));
+	for (int c = 0; c < inc->desc->natts; c++)
+	{
+		const IncColumn *col = &inc->cols[c];
+
+		switch (col->kind)
+		{
+			case INC_COUNT:
+				g->nn[c] = add_int64(g->nn[c], sign, DatumGetInt64(v[c]));
+				break;
+			case INC_SUM_INT8:
+			case INC_SUM_NUMERIC:
+				g->nn[c] = add_int64(g->nn[c], sign,
+									 DatumGetInt64(v[col->nn_extra]));
+				if (n[c])
+					break;
+				if (col->kind == INC_SUM_INT8)
+					g->isum[c] = add_int64(g->isum[c], sign, DatumGetInt64(v[c]));
+				else
+					g->nsum[c] = DirectFunctionCall2(sign > 0 ? numeric_add : numeric_sub,
+													 g->nsum[c], v[c]);
+				break;
+			default:
+				break;
+		}
+	}
+}
+
+static bool
+grouped_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	DeltaReceiver *r = (DeltaReceiver *) self;
+	MzcIncremental *inc = r->inc;
+	MemoryContext old;
+	MzcRowEntry *e;
+	IncGroup   *g;
+
+	slot_getallattrs(slot);
+	for (int k = 0; k < inc->nkeys; k++)
+	{
+		r->keyvals[k] = slot->tts_values[inc->keycols[k]];
+		r->keynulls[k] = slot->tts_isnull[inc->keycols[k]];
+	}
+	e = mzcoord_rowset_add(r->set, r->keyvals, r->keynulls,
+						   mzcoord_row_hash(inc->keydesc, r->keyvals,
+											r->keynulls), 0);
+	old = MemoryContextSwitchTo(r->cxt);
+	if (e->extra == NULL)
+	{
+		int			natts = inc->desc->natts;
+
+		g = palloc0(sizeof(IncGroup));
+		g->nn = palloc0(sizeof(int64) * natts);
+		g->isum = palloc0(sizeof(int64) * natts);
+		g->nsum = palloc0(sizeof(Datum) * natts);
+		for (int c = 0; c < natts; c++)
+			g->nsum[c] = NumericGetDatum(int64_to_numeric(0));
+		e->extra = g;
+	}
+	accumulate(inc, (IncGroup *) e->extra, slot->tts_values,
+			   slot->tts_isnull, r->sign);
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/*
+ * Run the delta query for each relation entry with updates at t: entry i
+ * reads its insertions, then its retractions, at t; the entries before it
+ * their contents at t, those after it at t - 1.  r receives the rows, told
+ * the sign of each run.
+ */
+static void
+run_terms(MzcIncremental *inc, int64 t, DeltaReceiver *r)
+{
+	List	   *rtable = inc->query->rtable;
+	int			nrtes = list_length(rtable);
+	MzcEntryRead *reads = palloc0(sizeof(MzcEntryRead) * nrtes);
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	int			direct = 0;
+	int			via = 0;
+
+	r->pub.rStartup = delta_startup;
+	r->pub.rShutdown = delta_shutdown;
+	r->pub.rDestroy = delta_destroy;
+	r->pub.mydest = DestNone;
+	r->inc = inc;
+	for (int i = 0; i < nrtes; i++)
+	{
+		RangeTblEntry *rte = rt_fetch(i + 1, rtable);
+		bool		has[2];
+
+		if (rte->rtekind != RTE_RELATION)
+			continue;
+		updates_at(rte->relid, t, snapshot, &has[0], &has[1]);
+		for (int s = 0; s < 2; s++)
+		{
+			if (!has[s])
+				continue;
+			for (int j = 0; j < nrtes; j++)
+			{
+				reads[j].at = j <= i ? t : t - 1;
+				reads[j].delta = 0;
+			}
+			r->sign = reads[i].delta = (s == 0) ? 1 : -1;
+			mzcoord_evaluate_reads(inc->query, inc->text, reads, &r->pub,
+								   &direct, &via);
+		}
+	}
+	UnregisterSnapshot(snapshot);
+	pfree(reads);
+}
+
+/* ----------------------------------------------------------------
+ * Applying the change
+ * ----------------------------------------------------------------
+ */
+
+/* Write row values (of desc) into the history at t with diff. */
+static void
+write_row(MzcHistoryWriter *w, TupleTableSlot *slot, Datum *values,
+		  bool *isnull, int64 t, int64 diff)
+{
+	int			natts = slot->tts_tupleDescriptor->natts;
+
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, values, sizeof(Datum) * natts);
+	memcpy(slot->tts_isnull, isnull, sizeof(bool) * natts);
+	ExecStoreVirtualTuple(slot);
+	mzcoord_history_writer_add(w, slot, t, diff);
+}
+
+/* An SPJ view: the consolidated delta rows are the change. */
+static bool
+spj_step(MzcIncremental *inc, const MzcHistory *h, MzcRowSet *prev,
+		 int64 t, int64 *changed)
+{
+	DeltaReceiver r = {0};
+	MzcHistoryWriter w;
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(inc->desc, &TTSOpsVirtual);
+
+	r.pub.receiveSlot = spj_receive;
+	r.set = mzcoord_rowset_create(inc->desc, CurrentMemoryContext);
+	run_terms(inc, t, &r);
+
+	mzcoord_history_writer_begin(&w, h, r.set->nentries > 1000);
+	for (MzcRowEntry *e = r.set->first; e != NULL; e = e->link)
+	{
+		if (e->count == 0)
+			continue;
+		write_row(&w, slot, e->values, e->isnull, t, e->count);
+		*changed += Abs(e->count);
+		if (prev != NULL &&
+			mzcoord_rowset_add(prev, e->values, e->isnull, e->hash,
+							   e->count)->count < 0)
+			elog(ERROR, "incremental refresh retracts a row the view does not have");
+	}
+	mzcoord_history_writer_end(&w);
+	ExecDropSingleTupleTableSlot(slot);
+	mzcoord_rowset_destroy(r.set);
+	return true;
+}
+
+/*
+ * The index entry of the group of row values (created with no row), in
+ * the index of the contents by group key.
+ */
+static MzcRowEntry *
+index_entry(MzcIncremental *inc, Datum *values, bool *isnull)
+{
+	Datum	   *kv = palloc(sizeof(Datum) * Max(inc->nkeys, 1));
+	bool	   *kn = palloc(sizeof(bool) * Max(inc->nkeys, 1));
+	MzcRowEntry *e;
+
+	for (int k = 0; k < inc->nkeys; k++)
+	{
+		kv[k] = values[inc->keycols[k]];
+		kn[k] = isnull[inc->keycols[k]];
+	}
+	e = mzcoord_rowset_add(inc->index, kv, kn,
+						   mzcoord_row_hash(inc->keydesc, kv, kn), 0);
+	pfree(kv);
+	pfree(kn);
+	return e;
+}
+
+/*
+ * Index the contents by group key; false if two rows have one key (then
+ * the contents are not what the query gives, and recomputing repairs it).
+ */
+static bool
+build_index(MzcIncremental *inc, MzcRowSet *prev)
+{
+	if (inc->index != NULL)
+		return true;
+	inc->index = mzcoord_rowset_create(inc->keydesc, inc->cxt);
+	for (MzcRowEntry *p = prev->first; p != NULL; p = p->link)
+	{
+		MzcRowEntry *e;
+
+		if (p->count == 0)
+			continue;
+		e = index_entry(inc, p->values, p->isnull);
+		if (e->extra != NULL || p->count != 1)
+		{
+			mzcoord_incremental_forget(inc);
+			return false;
+		}
+		e->extra = p;
+	}
+	return true;
+}
+
+/* The new row of one group: old (NULL: none) plus its change. */
+typedef struct IncChange
+{
+	MzcRowEntry *slot;			/* the group's index entry */
+	MzcRowEntry *old;			/* its row in the contents, or NULL */
+	bool		exists;			/* it has a row afterwards */
+	Datum	   *values;
+	bool	   *isnull;
+} IncChange;
+
+/* count(x) of column c's argument before: -1 if unknown (only > 0). */
+static int64
+old_nonnull(const MzcIncremental *inc, const MzcRowEntry *old, int c)
+{
+	const IncColumn *col = &inc->cols[c];
+
+	if (old == NULL)
+		return 0;
+	if (col->nn_col >= 0)
+		return DatumGetInt64(old->values[col->nn_col]);
+	return old->isnull[c] ? 0 : -1;
+}
+
+/* Set column c of the new row of group g; false if it is undecided. */
+static bool
+combine_column(const MzcIncremental *inc, const IncGroup *g,
+			   const MzcRowEntry *old, int c, Datum *v, bool *n)
+{
+	const IncColumn *col = &inc->cols[c];
+	Datum		ov = old != NULL ? old->values[c] : (Datum) 0;
+	bool		on = old == NULL || old->isnull[c];
+	int64		nn;
+
+	if (col->kind == INC_KEY)
+		return true;			/* set by the caller, NULL or not */
+	n[c] = false;
+	switch (col->kind)
+	{
+		case INC_COUNT_STAR:
+			v[c] = Int64GetDatum(add_int64(on ? 0 : DatumGetInt64(ov), 1, g->cnt));
+			return true;
+		case INC_COUNT:
+			v[c] = Int64GetDatum(add_int64(on ? 0 : DatumGetInt64(ov), 1, g->nn[c]));
+			return true;
+		default:
+			break;
+	}
+	/* A sum: NULL exactly when no non-null argument is left. */
+	nn = old_nonnull(inc, old, c);
+	if (nn < 0 && g->nn[c] < 0)
+		return false;
+	if (nn >= 0 && nn + g->nn[c] <= 0)
+	{
+		if (nn + g->nn[c] < 0)
+			elog(ERROR, "incremental refresh counts fewer than no arguments");
+		n[c] = true;
+		v[c] = (Datum) 0;
+	}
+	else if (col->kind == INC_SUM_INT8)
+		v[c] = Int64GetDatum(add_int64(on ? 0 : DatumGetInt64(ov), 1, g->isum[c]));
+	else
+		v[c] = DirectFunctionCall2(numeric_add,
+								   on ? NumericGetDatum(int64_to_numeric(0)) : ov,
+								   g->nsum[c]);
+	return true;
+}
+
+/*
+ * The new row of the group of delta entry e, into ch; false if this step
+ * cannot decide it (an old count that the view does not show).
+ */
+static bool
+combine_group(MzcIncremental *inc, MzcRowEntry *e, IncChange *ch)
+{
+	IncGroup   *g = (IncGroup *) e->extra;
+	int			natts = inc->desc->natts;
+	MzcRowEntry *old;
+
+	ch->slot = mzcoord_rowset_add(inc->index, e->values, e->isnull, e->hash, 0);
+	old = ch->old = (MzcRowEntry *) ch->slot->extra;
+	if (inc->nkeys == 0)
+		ch->exists = true;		/* one row, even of no rows */
+	else if (old == NULL)
+	{
+		if (g->cnt < 0)
+			elog(ERROR, "incremental refresh retracts rows of a group the view does not have");
+		ch->exists = g->cnt > 0;
+	}
+	else if (inc->star_col >= 0)
+	{
+		int64		cnt = DatumGetInt64(old->values[inc->star_col]) + g->cnt;
+
+		if (cnt < 0)
+			elog(ERROR, "incremental refresh counts fewer than no rows in a group");
+		ch->exists = cnt > 0;
+	}
+	else if (g->cnt >= 0)
+		ch->exists = true;
+	else
+		return false;
+	if (!ch->exists)
+		return true;
+
+	ch->values = palloc(sizeof(Datum) * natts);
+	ch->isnull = palloc(sizeof(bool) * natts);
+	for (int k = 0; k < inc->nkeys; k++)
+	{
+		ch->values[inc->keycols[k]] = e->values[k];
+		ch->isnull[inc->keycols[k]] = e->isnull[k];
+	}
+	for (int c = 0; c < natts; c++)
+		if (!combine_column(inc, g, old, c, ch->values, ch->isnull))
+			return false;
+	return true;
+}
+
+/* Write the changed groups into the history at t and the contents. */
+static void
+write_groups(MzcIncremental *inc, const MzcHistory *h, MzcRowSet *prev,
+			 IncChange *changes, int n, int64 t, int64 *changed)
+{
+	MzcHistoryWriter w;
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(inc->desc, &TTSOpsVirtual);
+
+	mzcoord_history_writer_begin(&w, h, n > 1000);
+	for (int k = 0; k < n; k++)
+	{
+		IncChange  *ch = &changes[k];
+		MzcRowEntry *old = ch->old;
+
+		if (old != NULL && ch->exists &&
+			mzcoord_row_equal(inc->desc, old->values, old->isnull,
+							  ch->values, ch->isnull))
+			continue;
+		if (old != NULL)
+		{
+			write_row(&w, slot, old->values, old->isnull, t, -old->count);
+			*changed += old->count;
+			old->count = 0;
+		}
+		ch->slot->extra = NULL;
+		if (ch->exists)
+		{
+			write_row(&w, slot, ch->values, ch->isnull, t, 1);
+			*changed += 1;
+			ch->slot->extra =
+				mzcoord_rowset_add(prev, ch->values, ch->isnull,
+								   mzcoord_row_hash(inc->desc, ch->values,
+													ch->isnull), 1);
+		}
+	}
+	mzcoord_history_writer_end(&w);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/* A grouped view: each changed group's old row plus its change. */
+static bool
+grouped_step(MzcIncremental *inc, const MzcHistory *h, MzcRowSet *prev,
+			 int64 t, int64 *changed)
+{
+	DeltaReceiver r = {0};
+	IncChange  *changes;
+	int			n = 0;
+
+	if (prev == NULL)
+		elog(ERROR, "incremental refresh of a grouped view without its contents");
+	if (!build_index(inc, prev))
+		return false;
+	r.pub.receiveSlot = grouped_receive;
+	r.cxt = CurrentMemoryContext;
+	r.set = mzcoord_rowset_create(inc->keydesc, CurrentMemoryContext);
+	r.keyvals = palloc(sizeof(Datum) * Max(inc->nkeys, 1));
+	r.keynulls = palloc(sizeof(bool) * Max(inc->nkeys, 1));
+	run_terms(inc, t, &r);
+
+	/* Decide every group before writing any. */
+	changes = palloc0(sizeof(IncChange) * Max(r.set->nentries, 1));
+	for (MzcRowEntry *e = r.set->first; e != NULL; e = e->link)
+	{
+		if (!combine_group(inc, e, &changes[n++]))
+		{
+			mzcoord_rowset_destroy(r.set);
+			return false;
+		}
+	}
+	write_groups(inc, h, prev, changes, n, t, changed);
+	mzcoord_rowset_destroy(r.set);
+	return true;
+}
+
+/*
+ * Refresh the view at time t from its inputs' updates at t: write its
+ * change at t into its history h, and apply it to prev (the contents at
+ * the time before; may be NULL unless mzcoord_incremental_needs_contents).
+ * *changed is increased by the updates written.  Returns false, having
+ * written nothing, when this time must be recomputed.  The caller holds
+ * the inputs at t - 1 and runs as the view's owner; t - 1 is the time the
+ * contents are at (no input changed in between).
+ */
+bool
+mzcoord_incremental_step(MzcIncremental *inc, const MzcHistory *h,
+						 MzcRowSet *prev, int64 t, int64 *changed)
+{
+	MemoryContext stepcxt = AllocSetContextCreate(CurrentMemoryContext,
+												  "mzcoord incremental step",
+												  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(stepcxt);
+	bool		done;
+
+	if (inc->grouped)
+		done = grouped_step(inc, h, prev, t, changed);
+	else
+		done = spj_step(inc, h, prev, t, changed);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(stepcxt);
+	return done;
+}
+
+/* ----------------------------------------------------------------
+ * SQL: mzcoord._updates_at
+ * ----------------------------------------------------------------
+ */
+
+/* Put the updates of h at exactly `at` of the given sign, |diff| times. */
+static void
+emit_updates(const MzcHistory *h, TupleDesc reldesc, Snapshot snapshot,
+			 int64 at, int sign, Tuplestorestate *store, TupleDesc desc)
+{
+	Relation	hrel = table_open(h->histid, AccessShareLock);
+	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
+	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
+	TupleTableSlot *row = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
+	IndexScanDesc scan;
+	ScanKeyData key;
+	int64		ts;
+	int64		diff;
+
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(at));
+	scan = index_beginscan(hrel, idx, snapshot, 1, 0);
+	index_rescan(scan, &key, 1, NULL, 0);
+	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		mzcoord_history_to_row(h, hslot, row, &ts, &diff);
+		if (ts != at || (sign > 0 ? diff <= 0 : diff >= 0))
+			continue;
+		for (int64 i = 0; i < Abs(diff); i++)
+			tuplestore_putvalues(store, desc, row->tts_values, row->tts_isnull);
+	}
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+	ExecDropSingleTupleTableSlot(row);
+	ExecDropSingleTupleTableSlot(hslot);
+	table_close(hrel, AccessShareLock);
+}
+
+/*
+ * mzcoord._updates_at(rel anyelement, at bigint, sign integer)
+ *		RETURNS SETOF anyelement
+ *
+ * The insertions (sign 1) or retractions (sign -1) of a table, source or
+ * materialized view at exactly time `at`, each row shown |diff| times: the
+ * delta relation of the incremental refresh.  Checks, holds and waits as
+ * read_at does.
+ */
+Datum
+mzcoord_updates_at(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			relid = mzcoord_rowtype_relation(fcinfo, 0, "_updates_at");
+	int64		at = mzcoord_timestamp_arg(fcinfo, 1, "the timestamp of the updates");
+	int			sign = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
+	Relation	rel;
+	MzcHistory *h;
+	AclResult	acl;
+	Snapshot	snapshot;
+	bool		leased;
+
+	if (sign != 1 && sign != -1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the sign of the updates must be 1 or -1")));
+	mzcoord_extension_guard();
+	rel = table_open(relid, AccessShareLock);
+	acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(rel));
+	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot read the history of \"%s\" under row-level security",
+						RelationGetRelationName(rel))));
+	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+
+	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	leased = mzcoord_ctl_hold_for_read(relid, at);
+	mzcoord_ctl_wait_complete(relid, at);
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	if (rsinfo->setDesc->natts != RelationGetDescr(rel)->natts)
+		elog(ERROR, "_updates_at: the row type of \"%s\" does not match its relation",
+			 RelationGetRelationName(rel));
+	/* As read_at: this transaction's own updates have no time yet. */
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	snapshot->curcid = FirstCommandId;
+	if (leased)
+		mzcoord_ctl_check_read(relid, at);
+	emit_updates(h, RelationGetDescr(rel), snapshot, at, sign,
+				 rsinfo->setResult, rsinfo->setDesc);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, NoLock);
+	return (Datum) 0;
+}
