@@ -17,17 +17,22 @@
  *	   - continual (no schedule): the view must equal its query at every
  *	     time in [U, M).  Its contents change only at a time where an input
  *	     changed, so the times are the distinct update times of the inputs'
- *	     histories in [U, M) (and U itself on the first refresh, when the
- *	     view is still empty), at most MZC_REFRESH_MAX_TIMES of them per
- *	     transaction; the new upper is M, or the next change time when
- *	     there were more;
+ *	     histories in [U, M) (and the bounds of an input view's error
+ *	     ranges there, where its contents change without an update; and
+ *	     U itself on the first refresh, when the view is still empty), at
+ *	     most MZC_REFRESH_MAX_TIMES of them per transaction; the new upper
+ *	     is M, or the next change time when there were more;
  *	   - scheduled: the one time U, the refresh time its upper waits at;
  *	     the new upper is the next refresh time, or the empty frontier
  *	     after the last one;
  *	3. evaluates the query as of each time (evaluate.c; the inputs are
  *	   read as of that time, held by the transaction), and writes the
  *	   difference from the previous contents into the view's history at
- *	   that time;
+ *	   that time.  Each time runs in a subtransaction: a data error there
+ *	   (a division by zero, a failed cast) is part of the view's contents,
+ *	   not a failure of the refresh: the view is in error from that time
+ *	   (mzcoord.view_errors, viewerrors.c), keeps its last good contents
+ *	   and goes out of error at the next time the query has a value;
  *	4. advances the upper (source.c, mzcoord_fed_advance): the relation
  *	   gets the updates, mzcoord.collections the upper (whose trigger moves
  *	   the view's read requirements on its inputs to upper - 1), and the
@@ -59,6 +64,8 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -73,6 +80,7 @@
 #include "schedule.h"
 #include "source.h"
 #include "support.h"
+#include "viewerrors.h"
 
 /* At most this many times are evaluated in one refresh transaction. */
 #define MZC_REFRESH_MAX_TIMES 32
@@ -267,6 +275,38 @@ collect_change_times(const MzcHistory *h, Snapshot snapshot, int64 from,
 }
 
 /*
+ * Add to times[] (as collect_change_times does) the boundaries of the
+ * error ranges of input gid in [from, upto): where an input view goes into
+ * error, or out of it, its contents change without an update in its
+ * history.
+ */
+static void
+collect_error_times(int64 gid, Snapshot snapshot, int64 from, int64 upto,
+					int64 *times, int *n, int max)
+{
+	int64	   *bounds;
+	int			nbounds = mzcoord_view_error_bounds(gid, snapshot, from, upto,
+													&bounds);
+
+	for (int b = 0; b < nbounds; b++)
+	{
+		int			pos = 0;
+
+		while (pos < *n && times[pos] < bounds[b])
+			pos++;
+		if ((pos < *n && times[pos] == bounds[b]) || pos >= max)
+			continue;
+		if (*n == max)
+			(*n)--;
+		memmove(&times[pos + 1], &times[pos], sizeof(int64) * (*n - pos));
+		times[pos] = bounds[b];
+		(*n)++;
+	}
+	if (bounds != NULL)
+		pfree(bounds);
+}
+
+/*
  * The times a continual view is evaluated at, from its upper u to the
  * inputs' upper m (-1: none): into times[] (room for MZC_REFRESH_MAX_TIMES
  * + 1), returning how many to evaluate; *new_upper receives where the view
@@ -296,6 +336,7 @@ continual_times(const ViewRow *v, int64 m, bool first, int64 *times,
 					 errmsg("input " MZC_GID_FMT " of the materialized view has no history",
 							v->inputs[i])));
 		collect_change_times(h, snapshot, v->upper, m, times, &n, max);
+		collect_error_times(v->inputs[i], snapshot, v->upper, m, times, &n, max);
 	}
 	UnregisterSnapshot(snapshot);
 
@@ -381,8 +422,79 @@ write_difference(const MzcHistory *h, TupleDesc desc, MzcRowSet *prev,
 }
 
 /*
+ * Error ranges that end at or below the view's since can no longer be
+ * read: they go, in a refresh that evaluates anything (an idle one writes
+ * nothing).
+ */
+static void
+forget_old_errors(int64 gid)
+{
+	MzcCollectionInfo info;
+
+	if (mzcoord_ctl_lookup_gid(gid, &info) && !info.since.empty)
+		mzcoord_view_error_forget(gid, info.since.ts);
+}
+
+/*
+ * Evaluate the view at time ts into next, as its owner, in a
+ * subtransaction: false, with *edata the error, if the query raised a data
+ * error (viewerrors.c), which leaves the view in error at ts rather than
+ * failing the step.  Any other error is thrown on: the step fails and is
+ * retried (maintain.c).
+ */
+static bool
+evaluate_one(const ViewRow *v, Relation rel, int64 ts, MzcRowSet *next,
+			 MzcRefreshResult *res, ErrorData **edata)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	bool		ok = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		Oid			save_user;
+		int			save_sec;
+		int			save_nest;
+		int			direct;
+		int			via;
+
+		save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
+										 &save_sec);
+		(void) mzcoord_evaluate_as_of(v->definition, ts, next, 1,
+									  &direct, &via);
+		mzcoord_restore_user(save_user, save_sec, save_nest);
+		res->direct_scans += direct;
+		res->history_scans += via;
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		/* The abort restores the user and undoes the owner's search_path. */
+		MemoryContextSwitchTo(cxt);
+		*edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (!mzcoord_is_data_error((*edata)->sqlerrcode))
+			ReThrowError(*edata);
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
+}
+
+/*
  * Evaluate the view at each of times[0..n-1], writing each difference into
- * its history, as the view's owner.
+ * its history.  A time at which the query raises a data error gets no
+ * difference: the view is in error from that time (an open range of
+ * mzcoord.view_errors), its history keeps the last good contents, and the
+ * next time with a value closes the range and gets the difference from
+ * them.
  */
 static void
 evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
@@ -390,29 +502,37 @@ evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	MzcRowSet  *prev;
-	Oid			save_user;
-	int			save_sec;
-	int			save_nest;
+	MzcViewError open_error;
+	bool		in_error;
 
 	res->times = n;
 	/* No input changed: the contents stay, only the upper moves. */
 	if (n == 0)
 		return;
+	forget_old_errors(h->gid);
+	in_error = mzcoord_view_error_open(h->gid, GetLatestSnapshot(),
+									   &open_error);
 	prev = relation_contents(rel);
 	for (int i = 0; i < n; i++)
 	{
 		MzcRowSet  *next = mzcoord_rowset_create(desc, CurrentMemoryContext);
-		int			direct;
-		int			via;
+		ErrorData  *edata = NULL;
 
-		save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
-										 &save_sec);
-		(void) mzcoord_evaluate_as_of(v->definition, times[i], next, 1,
-									  &direct, &via);
-		mzcoord_restore_user(save_user, save_sec, save_nest);
+		if (!evaluate_one(v, rel, times[i], next, res, &edata))
+		{
+			if (!in_error)
+				mzcoord_view_error_begin(h->gid, times[i], edata->sqlerrcode,
+										 edata->message ? edata->message :
+										 "unknown error");
+			in_error = true;
+			FreeErrorData(edata);
+			mzcoord_rowset_destroy(next);
+			continue;
+		}
+		if (in_error)
+			mzcoord_view_error_end(h->gid, times[i]);
+		in_error = false;
 		res->rows_changed += write_difference(h, desc, prev, next, times[i]);
-		res->direct_scans += direct;
-		res->history_scans += via;
 		mzcoord_rowset_destroy(prev);
 		prev = next;
 	}
