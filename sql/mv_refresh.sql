@@ -475,6 +475,10 @@ SELECT mzcoord.create_table('mvr.e', '1 second') IS NOT NULL AS registered;
 INSERT INTO mvr.e VALUES (1, 1);
 SELECT mzcoord.create_materialized_view('mvr.m_e', 'SELECT k, 100 / v AS q FROM mvr.e', '1 second')
        IS NOT NULL AS created;
+-- A cast to a domain whose CHECK fails is a data error too (class 23).
+CREATE DOMAIN mvr.posint AS int CHECK (VALUE > 0);
+SELECT mzcoord.create_materialized_view('mvr.m_dom', 'SELECT k, v::mvr.posint AS v FROM mvr.e', '1 second')
+       IS NOT NULL AS created;
 INSERT INTO mvr.e VALUES (2, 0);
 SELECT mzcoord.last_commit_ts() AS t1 \gset
 SELECT wait_until(format($$SELECT mvr.upper_of('mvr.e') > %s$$, :t1)) AS t1_complete;
@@ -486,20 +490,24 @@ SELECT mzcoord.last_commit_ts() AS t3 \gset
 SELECT wait_until(format($$SELECT mvr.upper_of('mvr.e') > %s$$, :t3)) AS t3_complete;
 UPDATE mvr.e SET v = 1 WHERE k = 1;
 SELECT mzcoord.last_commit_ts() AS t4 \gset
-SELECT wait_until(format($$SELECT mvr.upper_of('mvr.m_e') > %s$$, :t4)) AS refreshed;
-SELECT e.from_ts = :t1 AND e.upto_ts = :t2 AS first_range, e.from_ts = :t3 AND e.upto_ts = :t4 AS second_range,
-       e.sqlstate, e.message
+SELECT wait_until(format($$SELECT mvr.upper_of('mvr.m_e') > %s AND mvr.upper_of('mvr.m_dom') > %s$$,
+                         :t4, :t4)) AS refreshed;
+SELECT i.name, e.from_ts = :t1 AND e.upto_ts = :t2 AS first_range,
+       e.from_ts = :t3 AND e.upto_ts = :t4 AS second_range, e.sqlstate, e.message
   FROM mzcoord.view_errors e JOIN mzcoord.items i ON i.id = e.item_id
- WHERE i.schema_name = 'mvr' AND i.name = 'm_e' ORDER BY e.from_ts;
+ WHERE i.schema_name = 'mvr' AND i.name IN ('m_e', 'm_dom') ORDER BY i.name, e.from_ts;
+SELECT * FROM mvr.m_dom ORDER BY k;
 SELECT wait_until(format($$SELECT mvr.since_of('mvr.e') > %s$$, :t4)) AS input_since_moved_on;
 SELECT wait_until(format($$SELECT mvr.since_of('mvr.m_e') > %s$$, :t4)) AS view_since_moved_on;
 INSERT INTO mvr.e VALUES (5, 5);
 SELECT mzcoord.last_commit_ts() AS t5 \gset
-SELECT wait_until(format($$SELECT mvr.upper_of('mvr.m_e') > %s$$, :t5)) AS refreshed;
+SELECT wait_until(format($$SELECT mvr.upper_of('mvr.m_e') > %s AND mvr.upper_of('mvr.m_dom') > %s$$,
+                         :t5, :t5)) AS refreshed;
 SELECT count(*) AS ranges_left FROM mzcoord.view_errors e JOIN mzcoord.items i ON i.id = e.item_id
- WHERE i.schema_name = 'mvr' AND i.name = 'm_e';
+ WHERE i.schema_name = 'mvr' AND i.name IN ('m_e', 'm_dom');
 SELECT * FROM mzcoord.check_consistency();
 SELECT mzcoord.drop('mvr.m_e');
+SELECT mzcoord.drop('mvr.m_dom');
 
 -- A failure that goes away: the view's owner loses SELECT on its input,
 -- the refresh fails (42501) and is retried with back-off; once SELECT is
