@@ -384,9 +384,10 @@ SELECT * FROM mvr.m_r ORDER BY a;
 
 -- ---------------------------------------------------------------------
 -- Errors.
--- A refresh whose query divides by zero once a row with 0 arrives: the
--- failure is recorded with its SQLSTATE, the view does not advance past
--- the bad time, and other views keep refreshing.
+-- A data error (here a division by zero once a row with 0 arrives) is
+-- part of the view's contents: the view is in error from that time, its
+-- upper moves on, its relation keeps the last good contents, and a read at
+-- a time in error raises the error.  Other views keep refreshing.
 -- ---------------------------------------------------------------------
 CREATE TABLE mvr.d (k int, v int);
 SELECT mzcoord.create_table('mvr.d', '1 hour') IS NOT NULL AS registered;
@@ -395,35 +396,118 @@ SELECT mzcoord.create_materialized_view('mvr.m_div', 'SELECT k, 100 / v AS q FRO
        IS NOT NULL AS created;
 SELECT mzcoord.create_materialized_view('mvr.m_d', 'SELECT k, v FROM mvr.d', '1 hour')
        IS NOT NULL AS created;
+-- A view over the view in error: the error is its own too.
+SELECT mzcoord.create_materialized_view('mvr.m_div2', 'SELECT k FROM mvr.m_div WHERE q > 0', '1 hour')
+       IS NOT NULL AS created;
+-- A sink over it: exports up to the error, then fails until it is gone.
+SELECT mzcoord.create_sink('mvr.div_out', 'mvr.m_div', false) IS NOT NULL AS created;
 INSERT INTO mvr.d VALUES (2, 4);
 SELECT mzcoord.last_commit_ts() AS t_good \gset
-SELECT wait_until(format($$SELECT mvr.upper_of('mvr.m_div') > %s$$, :t_good)) AS refreshed;
+SELECT wait_until(format($$SELECT mvr.upper_of('mvr.m_div2') > %s$$, :t_good)) AS refreshed;
 INSERT INTO mvr.d VALUES (3, 0);
 SELECT mzcoord.last_commit_ts() AS t_bad \gset
+SELECT wait_until(format($$SELECT mvr.upper_of('mvr.d') > %s$$, :t_bad)) AS t_bad_complete;
 INSERT INTO mvr.d VALUES (4, 10);
 SELECT mzcoord.last_commit_ts() AS t_after \gset
-SELECT wait_until($$SELECT failures > 0 FROM mzcoord.maintenance_status WHERE name = 'mvr.m_div'$$)
-       AS failed;
+SELECT wait_until(format($$SELECT mvr.upper_of('mvr.d') > %s$$, :t_after)) AS t_after_complete;
+-- The views advance past the bad time.
+SELECT wait_until(format($$SELECT mvr.upper_of('mvr.m_div') > %s AND mvr.upper_of('mvr.m_div2') > %s$$,
+                         :t_after, :t_after)) AS advanced;
 SELECT wait_until(format($$SELECT mvr.upper_of('mvr.m_d') > %s$$, :t_after)) AS others_refresh;
-SELECT name, failures > 0 AS failing, error, error_code, upper <= :t_bad AS stopped_before_bad_time,
-       inputs_upper > :t_after AS inputs_beyond
-  FROM mzcoord.maintenance_status WHERE name IN ('mvr.m_div', 'mvr.m_d') ORDER BY name;
--- It still shows, and can be read at, its last good time.
+SELECT name, failures, error IS NULL AS no_step_error, in_error_since = :t_bad AS in_error_from_t_bad,
+       regexp_replace(data_error, '[0-9]{13}', '<ts>') AS data_error, data_error_code
+  FROM mzcoord.maintenance_status WHERE name IN ('mvr.m_div', 'mvr.m_div2', 'mvr.m_d') ORDER BY name;
+SELECT i.name, e.from_ts = :t_bad AS from_t_bad, e.upto_ts, e.sqlstate,
+       regexp_replace(e.message, '[0-9]{13}', '<ts>') AS message
+  FROM mzcoord.view_errors e JOIN mzcoord.items i ON i.id = e.item_id
+ WHERE i.schema_name = 'mvr' ORDER BY i.name, e.from_ts;
+-- A read at a time in error raises the error; before it, the contents.
+SELECT try(format('SELECT * FROM mzcoord.read_at(NULL::mvr.m_div, %s)', :t_bad));
+SELECT try(format('SELECT * FROM mzcoord.read_at(NULL::mvr.m_div, %s)', :t_after));
+SELECT try(format('SELECT * FROM mzcoord.read_at(NULL::mvr.m_div2, %s)', :t_after));
+SELECT * FROM mzcoord.read_at(NULL::mvr.m_div, :t_bad - 1) ORDER BY k;
+SELECT try(format('SELECT * FROM mzcoord.changes(NULL::mvr.m_div, %s, %s)', :t_good, :t_after));
+SELECT mz_diff, "row" FROM mzcoord.changes(NULL::mvr.m_div, :t_good - 1, :t_bad - 1) ORDER BY 2;
+-- Its relation keeps the last good contents.
 SELECT * FROM mvr.m_div ORDER BY k;
-SELECT count(*) AS rows_at_good FROM mzcoord.read_at(NULL::mvr.m_div, :t_good);
 SELECT mvr.mismatches('SELECT * FROM mzcoord.read_at(NULL::mvr.m_d, $T)',
                       'SELECT * FROM mzcoord.read_at(NULL::mvr.d, $T)', :t_after) AS m_d_mismatches;
--- Deleting the bad row does not repair the time at which it existed: a
--- continual view must equal its query at every time, and at t_bad the
--- query has no value.  The view stays behind (and keeps its inputs at
--- that time) until it is dropped.
+-- The sink exported up to the error and fails (55000) at it.
+SELECT wait_until($$SELECT failures > 0 FROM mzcoord.maintenance_status WHERE name = 'mvr.div_out'$$)
+       AS sink_failed;
+SELECT regexp_replace(error, '[0-9]{13}', '<ts>') AS error, error_code, upper = :t_bad AS stopped_at_t_bad
+  FROM mzcoord.maintenance_status WHERE name = 'mvr.div_out';
+SELECT k, q, mz_diff FROM mvr.div_out ORDER BY k;
+-- Deleting the bad row closes the error range: the view has contents
+-- again, equal to its query, and its inputs were never pinned.
 DELETE FROM mvr.d WHERE v = 0;
 SELECT mzcoord.last_commit_ts() AS t_fixed \gset
-SELECT wait_until(format($$SELECT mvr.upper_of('mvr.m_d') > %s$$, :t_fixed)) AS others_refresh;
-SELECT name, failures > 0 AS failing, error_code, upper <= :t_bad AS stopped_before_bad_time
-  FROM mzcoord.maintenance_status WHERE name = 'mvr.m_div';
-SELECT since_of('mvr.d') <= :t_bad AS input_held;
-SELECT mzcoord.drop('mvr.m_div');
+SELECT wait_until(format($$SELECT mvr.upper_of('mvr.m_div') > %s AND mvr.upper_of('mvr.m_div2') > %s$$,
+                         :t_fixed, :t_fixed)) AS refreshed;
+SELECT i.name, e.from_ts = :t_bad AS from_t_bad, e.upto_ts = :t_fixed AS upto_t_fixed, e.sqlstate
+  FROM mzcoord.view_errors e JOIN mzcoord.items i ON i.id = e.item_id
+ WHERE i.schema_name = 'mvr' ORDER BY i.name, e.from_ts;
+SELECT name, failures, in_error_since, data_error
+  FROM mzcoord.maintenance_status WHERE name IN ('mvr.m_div', 'mvr.m_div2') ORDER BY name;
+SELECT mvr.mismatches('SELECT * FROM mzcoord.read_at(NULL::mvr.m_div, $T)',
+                      'SELECT k, 100 / v FROM mzcoord.read_at(NULL::mvr.d, $T)', :t_fixed) AS mismatches;
+SELECT mvr.mismatches('SELECT * FROM mzcoord.read_at(NULL::mvr.m_div2, $T)',
+                      'SELECT k FROM mzcoord.read_at(NULL::mvr.d, $T) WHERE 100 / v > 0', :t_fixed)
+       AS mismatches2;
+SELECT try(format('SELECT * FROM mzcoord.read_at(NULL::mvr.m_div, %s)', :t_fixed - 1));
+SELECT * FROM mvr.m_div ORDER BY k;
+SELECT r.at >= :t_fixed AS requirement_moved_on
+  FROM mzcoord.read_requirements r JOIN mzcoord.items i ON i.id = r.item_id
+ WHERE i.schema_name = 'mvr' AND i.name = 'm_div';
+-- The sink catches up, the times in error left out.
+SELECT wait_until(format($$SELECT failures = 0 AND upper > %s
+                             FROM mzcoord.maintenance_status WHERE name = 'mvr.div_out'$$, :t_fixed))
+       AS sink_recovered;
+SELECT k, q, mz_diff, mz_timestamp = :t_fixed AS at_t_fixed FROM mvr.div_out ORDER BY mz_timestamp, k;
+SELECT * FROM mzcoord.check_consistency();
+SELECT mzcoord.drop('mvr.m_div', cascade => true);
+
+-- Two separate errors give two ranges; the input's since moves on meanwhile
+-- (before, the view stayed behind the first bad time and held its input
+-- there); ranges below the view's since are deleted by a later refresh.
+CREATE TABLE mvr.e (k int, v int);
+SELECT mzcoord.create_table('mvr.e', '1 second') IS NOT NULL AS registered;
+INSERT INTO mvr.e VALUES (1, 1);
+SELECT mzcoord.create_materialized_view('mvr.m_e', 'SELECT k, 100 / v AS q FROM mvr.e', '1 second')
+       IS NOT NULL AS created;
+-- A cast to a domain whose CHECK fails is a data error too (class 23).
+CREATE DOMAIN mvr.posint AS int CHECK (VALUE > 0);
+SELECT mzcoord.create_materialized_view('mvr.m_dom', 'SELECT k, v::mvr.posint AS v FROM mvr.e', '1 second')
+       IS NOT NULL AS created;
+INSERT INTO mvr.e VALUES (2, 0);
+SELECT mzcoord.last_commit_ts() AS t1 \gset
+SELECT wait_until(format($$SELECT mvr.upper_of('mvr.e') > %s$$, :t1)) AS t1_complete;
+DELETE FROM mvr.e WHERE v = 0;
+SELECT mzcoord.last_commit_ts() AS t2 \gset
+SELECT wait_until(format($$SELECT mvr.upper_of('mvr.e') > %s$$, :t2)) AS t2_complete;
+UPDATE mvr.e SET v = 0 WHERE k = 1;
+SELECT mzcoord.last_commit_ts() AS t3 \gset
+SELECT wait_until(format($$SELECT mvr.upper_of('mvr.e') > %s$$, :t3)) AS t3_complete;
+UPDATE mvr.e SET v = 1 WHERE k = 1;
+SELECT mzcoord.last_commit_ts() AS t4 \gset
+SELECT wait_until(format($$SELECT mvr.upper_of('mvr.m_e') > %s AND mvr.upper_of('mvr.m_dom') > %s$$,
+                         :t4, :t4)) AS refreshed;
+SELECT i.name, e.from_ts = :t1 AND e.upto_ts = :t2 AS first_range,
+       e.from_ts = :t3 AND e.upto_ts = :t4 AS second_range, e.sqlstate, e.message
+  FROM mzcoord.view_errors e JOIN mzcoord.items i ON i.id = e.item_id
+ WHERE i.schema_name = 'mvr' AND i.name IN ('m_e', 'm_dom') ORDER BY i.name, e.from_ts;
+SELECT * FROM mvr.m_dom ORDER BY k;
+SELECT wait_until(format($$SELECT mvr.since_of('mvr.e') > %s$$, :t4)) AS input_since_moved_on;
+SELECT wait_until(format($$SELECT mvr.since_of('mvr.m_e') > %s$$, :t4)) AS view_since_moved_on;
+INSERT INTO mvr.e VALUES (5, 5);
+SELECT mzcoord.last_commit_ts() AS t5 \gset
+SELECT wait_until(format($$SELECT mvr.upper_of('mvr.m_e') > %s AND mvr.upper_of('mvr.m_dom') > %s$$,
+                         :t5, :t5)) AS refreshed;
+SELECT count(*) AS ranges_left FROM mzcoord.view_errors e JOIN mzcoord.items i ON i.id = e.item_id
+ WHERE i.schema_name = 'mvr' AND i.name IN ('m_e', 'm_dom');
+SELECT * FROM mzcoord.check_consistency();
+SELECT mzcoord.drop('mvr.m_e');
+SELECT mzcoord.drop('mvr.m_dom');
 
 -- A failure that goes away: the view's owner loses SELECT on its input,
 -- the refresh fails (42501) and is retried with back-off; once SELECT is

@@ -54,6 +54,7 @@
 #include "history.h"
 #include "read.h"
 #include "rowimage.h"
+#include "viewerrors.h"
 
 typedef struct RewriteContext
 {
@@ -69,8 +70,17 @@ static bool
 shows_contents_at(Oid relid, int64 at, Snapshot snapshot)
 {
 	MzcHistory *h = mzcoord_history_lookup(relid, true);
+	MzcViewError err;
 
 	if (h == NULL)
+		return false;
+
+	/*
+	 * A view in error at `at` shows its last good contents, not its
+	 * contents at `at` (it has none): read_at raises its error, which the
+	 * refresh of this view records as its own.
+	 */
+	if (mzcoord_view_error_in(h->gid, snapshot, at, at, &err))
 		return false;
 	return mzcoord_history_quiet_after(h, snapshot, at);
 }

@@ -73,6 +73,7 @@
 #include "rowimage.h"
 #include "stage.h"
 #include "support.h"
+#include "viewerrors.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_sink_guard);
 PG_FUNCTION_INFO_V1(mzcoord_sink_install_guard);
@@ -363,6 +364,38 @@ record_upper(int64 gid, Oid ext_owner, Relation sink, int64 upper)
 }
 
 /*
+ * A sink over a materialized view exports only times at which the view has
+ * contents: while the view is in error (an open range of
+ * mzcoord.view_errors) the window [from, m) (m -1: no end) stops before
+ * the range, and an export whose window starts in it fails (55000), to be
+ * retried until the view has a value again.  A closed range has no
+ * updates in the view's history: the window goes through it, and the
+ * update at its end brings the sink from the last good contents to the
+ * new ones.  Returns the end of the window.
+ */
+static int64
+window_before_error(Relation input, const MzcHistory *h, Snapshot snapshot,
+					int64 from, int64 m)
+{
+	MzcViewError err;
+
+	if (!mzcoord_view_error_open(h->gid, snapshot, &err) ||
+		(m >= 0 && err.from_ts >= m))
+		return m;
+	if (err.from_ts > from)
+		return err.from_ts;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("cannot export materialized view \"%s\" at time " INT64_FORMAT ": it is in error",
+					RelationGetRelationName(input), from),
+			 errdetail("%s (SQLSTATE %s), since time " INT64_FORMAT ".",
+					   err.message, unpack_sql_state(err.sqlerrcode),
+					   err.from_ts),
+			 errhint("The export is retried until the view has contents again; see mzcoord.view_errors.")));
+	return m;					/* keep the compiler quiet */
+}
+
+/*
  * Write the window of the export (see the top of the file) into the sink;
  * returns the new upper (m, or the first time left for the next export).
  */
@@ -377,6 +410,8 @@ export_window(ExportState *st, const SinkRow *s, const MzcHistory *h,
 	int64		next = m;
 	int			ntimes = 0;
 
+	m = window_before_error(input, h, snapshot, s->upper, m);
+	next = m;
 	if (first && s->snapshot)
 	{
 		export_snapshot(st, h, idesc, snapshot, s->as_of);

@@ -100,6 +100,7 @@
 #include "selection.h"
 #include "settings.h"
 #include "support.h"
+#include "viewerrors.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_updates_at);
 
@@ -1024,6 +1025,8 @@ mzcoord_updates_at(PG_FUNCTION_ARGS)
 	snapshot->curcid = FirstCommandId;
 	if (leased)
 		mzcoord_ctl_check_read(relid, at);
+	/* A view in error at `at` has no updates there: its error instead. */
+	mzcoord_view_error_check(rel, h->gid, snapshot, at, at);
 	emit_updates(h, RelationGetDescr(rel), snapshot, at, sign,
 				 rsinfo->setResult, rsinfo->setDesc);
 	UnregisterSnapshot(snapshot);

@@ -55,9 +55,13 @@
  * a user's transaction that holds a conflicting lock on an input (an
  * uncommitted ALTER TABLE, LOCK TABLE) makes the step fail (55P03) and be
  * retried later rather than stall the coordinator, whose tick every
- * frontier waits for.
+ * frontier waits for.  Well below deadlock_timeout (1 s by default): when a
+ * user's DDL and a step wait for each other (DROP TABLE ... CASCADE locks
+ * an input, then the view the step holds), the step gives up first, so the
+ * deadlock detector never cancels the user's statement.
  */
-#define MZC_MAINTAIN_LOCK_TIMEOUT "1000"
+#define MZC_MAINTAIN_LOCK_TIMEOUT "200"
+#define MZC_MAINTAIN_DEADLOCK_TIMEOUT "20"
 
 /* Per object (backend-local, the coordinator's): when it may run again. */
 typedef struct RetryEntry
@@ -312,6 +316,14 @@ maintain_one(int64 gid, MzcKind kind)
 	pgstat_report_activity(STATE_RUNNING, kind == MZC_KIND_SINK ?
 						   "mzcoord sink export" : "mzcoord refresh");
 	(void) set_config_option("lock_timeout", MZC_MAINTAIN_LOCK_TIMEOUT,
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+							 true, 0, false);
+	/*
+	 * In a lock cycle with a user's statement, the step must be the one the
+	 * deadlock detector cancels: the process that checks first is the
+	 * victim, so the step checks soon after it starts waiting.
+	 */
+	(void) set_config_option("deadlock_timeout", MZC_MAINTAIN_DEADLOCK_TIMEOUT,
 							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
 							 true, 0, false);
 	if (!mzcoord_extension_ready())

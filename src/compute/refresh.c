@@ -17,10 +17,11 @@
  *	   - continual (no schedule): the view must equal its query at every
  *	     time in [U, M).  Its contents change only at a time where an input
  *	     changed, so the times are the distinct update times of the inputs'
- *	     histories in [U, M) (and U itself on the first refresh, when the
- *	     view is still empty), at most MZC_REFRESH_MAX_TIMES of them per
- *	     transaction; the new upper is M, or the next change time when
- *	     there were more;
+ *	     histories in [U, M) (and the bounds of an input view's error
+ *	     ranges there, where its contents change without an update; and
+ *	     U itself on the first refresh, when the view is still empty), at
+ *	     most MZC_REFRESH_MAX_TIMES of them per transaction; the new upper
+ *	     is M, or the next change time when there were more;
  *	   - scheduled: the one time U, the refresh time its upper waits at;
  *	     the new upper is the next refresh time, or the empty frontier
  *	     after the last one;
@@ -30,7 +31,12 @@
  *	   that time; or, for a continual view of a query that allows it
  *	   (filter, projection, inner join, GROUP BY with count and sum), and
  *	   unless mzcoord.incremental is off, computes that difference from
- *	   the inputs' updates at that time (incremental.c);
+ *	   the inputs' updates at that time (incremental.c).  Each time runs
+ *	   in a subtransaction: a data error there (a division by zero, a
+ *	   failed cast) is part of the view's contents, not a failure of the
+ *	   refresh: the view is in error from that time (mzcoord.view_errors,
+ *	   viewerrors.c), keeps its last good contents and goes out of error
+ *	   at the next time the query has a value;
  *	4. advances the upper (source.c, mzcoord_fed_advance): the relation
  *	   gets the updates, mzcoord.collections the upper (whose trigger moves
  *	   the view's read requirements on its inputs to upper - 1), and the
@@ -62,6 +68,8 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -77,6 +85,7 @@
 #include "schedule.h"
 #include "source.h"
 #include "support.h"
+#include "viewerrors.h"
 
 /* At most this many times are evaluated in one refresh transaction. */
 #define MZC_REFRESH_MAX_TIMES 32
@@ -161,6 +170,26 @@ read_view_row(int64 gid, ViewRow *v)
 		MemoryContextSwitchTo(old);
 	}
 	SPI_finish();
+	return true;
+}
+
+/*
+ * Lock every input's relation (ACCESS SHARE, as reading it would) if that
+ * is possible at once; false if one is locked by someone else's DDL: the
+ * view is tried again in the next pass.  An input gone from the controller
+ * is left to inputs_upper, which reports it.
+ */
+static bool
+lock_inputs(const ViewRow *v)
+{
+	for (int i = 0; i < v->ninputs; i++)
+	{
+		MzcCollectionInfo info;
+
+		if (mzcoord_ctl_lookup_gid(v->inputs[i], &info) &&
+			!ConditionalLockRelationOid(info.relid, AccessShareLock))
+			return false;
+	}
 	return true;
 }
 
@@ -251,6 +280,38 @@ collect_change_times(const MzcHistory *h, Snapshot snapshot, int64 from,
 }
 
 /*
+ * Add to times[] (as collect_change_times does) the boundaries of the
+ * error ranges of input gid in [from, upto): where an input view goes into
+ * error, or out of it, its contents change without an update in its
+ * history.
+ */
+static void
+collect_error_times(int64 gid, Snapshot snapshot, int64 from, int64 upto,
+					int64 *times, int *n, int max)
+{
+	int64	   *bounds;
+	int			nbounds = mzcoord_view_error_bounds(gid, snapshot, from, upto,
+													&bounds);
+
+	for (int b = 0; b < nbounds; b++)
+	{
+		int			pos = 0;
+
+		while (pos < *n && times[pos] < bounds[b])
+			pos++;
+		if ((pos < *n && times[pos] == bounds[b]) || pos >= max)
+			continue;
+		if (*n == max)
+			(*n)--;
+		memmove(&times[pos + 1], &times[pos], sizeof(int64) * (*n - pos));
+		times[pos] = bounds[b];
+		(*n)++;
+	}
+	if (bounds != NULL)
+		pfree(bounds);
+}
+
+/*
  * The times a continual view is evaluated at, from its upper u to the
  * inputs' upper m (-1: none): into times[] (room for MZC_REFRESH_MAX_TIMES
  * + 1), returning how many to evaluate; *new_upper receives where the view
@@ -280,6 +341,7 @@ continual_times(const ViewRow *v, int64 m, bool first, int64 *times,
 					 errmsg("input " MZC_GID_FMT " of the materialized view has no history",
 							v->inputs[i])));
 		collect_change_times(h, snapshot, v->upper, m, times, &n, max);
+		collect_error_times(v->inputs[i], snapshot, v->upper, m, times, &n, max);
 	}
 	UnregisterSnapshot(snapshot);
 
@@ -365,39 +427,221 @@ write_difference(const MzcHistory *h, TupleDesc desc, MzcRowSet *prev,
 }
 
 /*
- * The view at time t by evaluating its query as its owner; prev becomes
- * the contents at t.
+ * Error ranges that end at or below the view's since can no longer be
+ * read: they go, in a refresh that evaluates anything (an idle one writes
+ * nothing).
  */
 static void
-recompute_time(const ViewRow *v, Relation rel, const MzcHistory *h,
-			   MzcRowSet **prev, int64 t, MzcRefreshResult *res)
+forget_old_errors(int64 gid)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
-	MzcRowSet  *next = mzcoord_rowset_create(desc, CurrentMemoryContext);
-	int			direct;
-	int			via;
+	MzcCollectionInfo info;
+
+	if (mzcoord_ctl_lookup_gid(gid, &info) && !info.since.empty)
+		mzcoord_view_error_forget(gid, info.since.ts);
+}
+
+/*
+ * Evaluate the view at time ts into next, as its owner, in a
+ * subtransaction: false, with *edata the error, if the query raised a data
+ * error (viewerrors.c), which leaves the view in error at ts rather than
+ * failing the step.  Any other error is thrown on: the step fails and is
+ * retried (maintain.c).
+ */
+static bool
+evaluate_one(const ViewRow *v, Relation rel, int64 ts, MzcRowSet *next,
+			 MzcRefreshResult *res, ErrorData **edata)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	bool		ok = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		Oid			save_user;
+		int			save_sec;
+		int			save_nest;
+		int			direct;
+		int			via;
+
+		save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
+										 &save_sec);
+		(void) mzcoord_evaluate_as_of(v->definition, ts, next, 1,
+									  &direct, &via);
+		mzcoord_restore_user(save_user, save_sec, save_nest);
+		res->direct_scans += direct;
+		res->history_scans += via;
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		/* The abort restores the user and undoes the owner's search_path. */
+		MemoryContextSwitchTo(cxt);
+		*edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (!mzcoord_is_data_error((*edata)->sqlerrcode))
+			ReThrowError(*edata);
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
+}
+
+/*
+ * The view's query prepared for the incremental path, as its owner; NULL
+ * if the query does not allow it.
+ */
+static MzcIncremental *
+prepare_incremental(const ViewRow *v, Relation rel)
+{
+	MzcIncremental *inc;
 	Oid			save_user;
 	int			save_sec;
 	int			save_nest;
 
 	save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
 									 &save_sec);
-	(void) mzcoord_evaluate_as_of(v->definition, t, next, 1, &direct, &via);
+	inc = mzcoord_incremental_prepare(v->definition, RelationGetDescr(rel));
 	mzcoord_restore_user(save_user, save_sec, save_nest);
-	res->rows_changed += write_difference(h, desc, *prev, next, t);
-	res->direct_scans += direct;
-	res->history_scans += via;
-	mzcoord_rowset_destroy(*prev);
-	*prev = next;
+	return inc;
+}
+
+/*
+ * The view's change at ts from its inputs' updates, as its owner, in a
+ * subtransaction.  False if the incremental path cannot decide this time,
+ * or raised a data error: then the time is recomputed (and the error, if
+ * the query has it too, recorded there), its writes undone.  Any other
+ * error is thrown on.
+ */
+static bool
+incremental_one(MzcIncremental *inc, Relation rel, const MzcHistory *h,
+				MzcRowSet *prev, int64 ts, MzcRefreshResult *res)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	int64		changed = 0;
+	bool		done = false;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		Oid			save_user;
+		int			save_sec;
+		int			save_nest;
+
+		save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
+										 &save_sec);
+		done = mzcoord_incremental_step(inc, h, prev, ts, &changed);
+		mzcoord_restore_user(save_user, save_sec, save_nest);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (!mzcoord_is_data_error(edata->sqlerrcode))
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		done = false;
+	}
+	PG_END_TRY();
+	if (done)
+	{
+		res->rows_changed += changed;
+		res->incremental++;
+	}
+	return done;
+}
+
+/* A row of the view's history contents, into a row set (arg). */
+static void
+add_content_row(void *arg, TupleTableSlot *row, int64 count)
+{
+	MzcRowSet  *set = arg;
+
+	(void) mzcoord_rowset_add(set, row->tts_values, row->tts_isnull,
+							  mzcoord_row_hash(set->desc, row->tts_values,
+											   row->tts_isnull),
+							  count);
+}
+
+/*
+ * Whether an input view is in error at ts - 1 or ts: its contents change
+ * there without updates in its history (it goes into or out of error), so
+ * the incremental path, which reads the updates, cannot see the change:
+ * the time is recomputed.
+ */
+static bool
+input_view_in_error(const ViewRow *v, int64 ts)
+{
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	bool		found = false;
+
+	for (int i = 0; i < v->ninputs && !found; i++)
+	{
+		MzcCollectionInfo info;
+		MzcViewError err;
+
+		if (mzcoord_ctl_lookup_gid(v->inputs[i], &info) &&
+			info.kind == MZC_KIND_MATERIALIZED_VIEW)
+			found = mzcoord_view_error_in(v->inputs[i], snapshot,
+										  ts > 0 ? ts - 1 : ts, ts, &err);
+	}
+	UnregisterSnapshot(snapshot);
+	return found;
+}
+
+/*
+ * The view's contents just before ts, from its history as this
+ * transaction has written it so far (the differences at earlier times of
+ * this refresh included).
+ */
+static MzcRowSet *
+contents_before(const MzcHistory *h, TupleDesc desc, int64 ts)
+{
+	MzcRowSet  *set = mzcoord_rowset_create(desc, CurrentMemoryContext);
+	Snapshot	snapshot;
+	int64		negative;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	mzcoord_history_contents(h, desc, snapshot, ts - 1, add_content_row, set,
+							 &negative);
+	UnregisterSnapshot(snapshot);
+	if (negative != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the history of materialized view " MZC_GID_FMT " retracts rows it does not have",
+						h->gid)));
+	return set;
 }
 
 /*
  * Evaluate the view at each of times[0..n-1], writing each difference into
- * its history, as the view's owner.  A continual view whose query allows
- * it is refreshed from its inputs' updates at each time (incremental.c),
- * except at its first time, which has no time before it; a time the
- * incremental path cannot decide is recomputed.  Its contents are loaded
- * only when a step may need them.
+ * its history.  A continual view whose query allows it is refreshed from
+ * its inputs' updates at each time (incremental.c), except at its first
+ * time, which has no time before it, and while it is in error, when its
+ * last good contents are not its contents; a time the incremental path
+ * cannot decide, or where it raises an error, is recomputed.  A time at
+ * which the query raises a data error gets no difference: the view is in
+ * error from that time (an open range of mzcoord.view_errors), its history
+ * keeps the last good contents, and the next time with a value closes the
+ * range and gets the difference from them.
  */
 static void
 evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
@@ -407,9 +651,8 @@ evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 	MzcIncremental *inc = NULL;
 	MzcRowSet  *prev = NULL;
 	bool		first = (v->upper == v->as_of);
-	Oid			save_user;
-	int			save_sec;
-	int			save_nest;
+	MzcViewError open_error;
+	bool		in_error;
 
 	/*
 	 * Nothing to evaluate (no input changed): the query is not even
@@ -418,34 +661,50 @@ evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 	res->times = n;
 	if (n == 0)
 		return;
-	save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
-									 &save_sec);
+	forget_old_errors(h->gid);
+	in_error = mzcoord_view_error_open(h->gid, GetLatestSnapshot(),
+									   &open_error);
 	if (v->schedule == NULL)
-		inc = mzcoord_incremental_prepare(v->definition, desc);
-	mzcoord_restore_user(save_user, save_sec, save_nest);
-	if (inc == NULL || first || mzcoord_incremental_needs_contents(inc))
+		inc = prepare_incremental(v, rel);
+	if (inc == NULL || first || in_error ||
+		mzcoord_incremental_needs_contents(inc))
 		prev = relation_contents(rel);
 	for (int i = 0; i < n; i++)
 	{
-		if (inc != NULL && !(first && i == 0))
-		{
-			bool		done;
+		MzcRowSet  *next;
+		ErrorData  *edata = NULL;
 
-			save_nest = mzcoord_become_owner(rel->rd_rel->relowner,
-											 &save_user, &save_sec);
-			done = mzcoord_incremental_step(inc, h, prev, times[i],
-											&res->rows_changed);
-			mzcoord_restore_user(save_user, save_sec, save_nest);
-			if (done)
-			{
-				res->incremental++;
+		if (inc != NULL && !in_error && !(first && i == 0) &&
+			!input_view_in_error(v, times[i]))
+		{
+			if (incremental_one(inc, rel, h, prev, times[i], res))
 				continue;
-			}
+			/* Recomputed from the contents at the time before it. */
+			if (prev != NULL)
+				mzcoord_rowset_destroy(prev);
+			prev = contents_before(h, desc, times[i]);
+			mzcoord_incremental_forget(inc);
 		}
-		/* Only a grouped view gives up, and it has its contents. */
 		if (prev == NULL)
-			elog(ERROR, "materialized view recomputed without its contents");
-		recompute_time(v, rel, h, &prev, times[i], res);
+			prev = contents_before(h, desc, times[i]);
+		next = mzcoord_rowset_create(desc, CurrentMemoryContext);
+		if (!evaluate_one(v, rel, times[i], next, res, &edata))
+		{
+			if (!in_error)
+				mzcoord_view_error_begin(h->gid, times[i], edata->sqlerrcode,
+										 edata->message ? edata->message :
+										 "unknown error");
+			in_error = true;
+			FreeErrorData(edata);
+			mzcoord_rowset_destroy(next);
+			continue;
+		}
+		if (in_error)
+			mzcoord_view_error_end(h->gid, times[i]);
+		in_error = false;
+		res->rows_changed += write_difference(h, desc, prev, next, times[i]);
+		mzcoord_rowset_destroy(prev);
+		prev = next;
 		if (inc != NULL)
 			mzcoord_incremental_forget(inc);
 	}
@@ -493,6 +752,12 @@ mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 		return false;
 	}
 	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+	/* Nor for an input's: DDL on it locks it, then this view (a cascade). */
+	if (!lock_inputs(&v))
+	{
+		table_close(rel, NoLock);
+		return false;
+	}
 	m = inputs_upper(&v);
 
 	if (v.schedule != NULL)

@@ -49,6 +49,45 @@ COMMENT ON COLUMN mzcoord.maintenance.error IS
 REVOKE ALL ON TABLE mzcoord.maintenance FROM PUBLIC;
 GRANT SELECT ON TABLE mzcoord.maintenance TO PUBLIC;
 
+-- The data errors of materialized views: a view whose query raises a data
+-- error at time t (a division by zero, a failed cast: SQLSTATE classes 21,
+-- 22 and 23) has no contents at t.  The refresh records that the view is in
+-- error from t, keeps its last good contents and moves on; the range is
+-- closed at the next time the query has a value again.  A read of the view
+-- at a time in a range raises its error (src/storage/viewerrors.c).
+-- Written only by the refresh, in its transaction: atomic with the view's
+-- history and upper.
+CREATE TABLE mzcoord.view_errors (
+    item_id   text NOT NULL,
+    from_ts   bigint NOT NULL,
+    upto_ts   bigint,
+    sqlstate  text NOT NULL,
+    message   text NOT NULL,
+    CONSTRAINT view_errors_pkey PRIMARY KEY (item_id, from_ts),
+    CONSTRAINT view_errors_range_check CHECK (upto_ts IS NULL OR upto_ts > from_ts),
+    -- Deferred like mzcoord.maintenance's.
+    CONSTRAINT view_errors_item_id_fkey FOREIGN KEY (item_id)
+        REFERENCES mzcoord.items (id) ON DELETE CASCADE
+        DEFERRABLE INITIALLY DEFERRED
+);
+
+COMMENT ON TABLE mzcoord.view_errors IS
+'Time ranges in which a materialized view has no contents because its query raises a data error; a read of the view at such a time raises the error';
+COMMENT ON COLUMN mzcoord.view_errors.from_ts IS
+'First time at which the query raised the error';
+COMMENT ON COLUMN mzcoord.view_errors.upto_ts IS
+'First time after from_ts at which the query has a value again (NULL: the view is still in error)';
+COMMENT ON COLUMN mzcoord.view_errors.sqlstate IS
+'SQLSTATE of the error at from_ts';
+COMMENT ON COLUMN mzcoord.view_errors.message IS
+'Message of the error at from_ts (later times of the range may have failed otherwise)';
+
+REVOKE ALL ON TABLE mzcoord.view_errors FROM PUBLIC;
+GRANT SELECT ON TABLE mzcoord.view_errors TO PUBLIC;
+-- Part of the views' contents (a read in a range raises its error), so it
+-- is dumped with their histories, unlike mzcoord.maintenance.
+SELECT pg_catalog.pg_extension_config_dump('mzcoord.view_errors', '');
+
 -- Every maintained object, how far it is and how it is doing.
 CREATE VIEW mzcoord.maintenance_status AS
 SELECT i.id AS item_id,
@@ -71,14 +110,18 @@ SELECT i.id AS item_id,
        coalesce(m.failures, 0) AS failures,
        m.error,
        m.error_code,
-       m.error_at
+       m.error_at,
+       e.from_ts AS in_error_since,
+       e.message AS data_error,
+       e.sqlstate AS data_error_code
   FROM mzcoord.items i
   LEFT JOIN mzcoord.frontiers f ON f.global_id = i.id
   LEFT JOIN mzcoord.maintenance m ON m.item_id = i.id
+  LEFT JOIN mzcoord.view_errors e ON e.item_id = i.id AND e.upto_ts IS NULL
  WHERE i.kind IN ('materialized_view', 'index', 'sink');
 
 COMMENT ON VIEW mzcoord.maintenance_status IS
-'Every materialized view, index and sink: its upper, the least upper of its inputs (what it can reach), its steps and its last error';
+'Every materialized view, index and sink: its upper, the least upper of its inputs (what it can reach), its steps, its last failed step (error) and the data error it is in, if any (in_error_since)';
 
 REVOKE ALL ON TABLE mzcoord.maintenance_status FROM PUBLIC;
 GRANT SELECT ON TABLE mzcoord.maintenance_status TO PUBLIC;

@@ -52,6 +52,7 @@
 #include "rowimage.h"
 #include "selection.h"
 #include "support.h"
+#include "viewerrors.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_changes);
 
@@ -281,9 +282,13 @@ mzcoord_changes(PG_FUNCTION_ARGS)
 	if (leased)
 		mzcoord_ctl_check_read(relid, after);
 	if (after < upto)
+	{
+		/* A view has no changes at times it is in error: its error instead. */
+		mzcoord_view_error_check(rel, h->gid, snapshot, after + 1, upto);
 		(void) mzcoord_history_changes(h, st.reldesc, snapshot, after + 1,
 									   upto < PG_INT64_MAX ? upto + 1 : -1,
 									   NULL, changes_emit, &st, &next, &ntimes);
+	}
 	UnregisterSnapshot(snapshot);
 	table_close(rel, NoLock);
 	return (Datum) 0;

@@ -62,6 +62,7 @@
 #include "rowimage.h"
 #include "selection.h"
 #include "support.h"
+#include "viewerrors.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_read_at);
 
@@ -332,6 +333,8 @@ mzcoord_read_at(PG_FUNCTION_ARGS)
 	/* Held by a lease, which may have gone meanwhile: see acquire.c. */
 	if (leased)
 		mzcoord_ctl_check_read(relid, at);
+	/* A view in error at `at` has no contents there: its error instead. */
+	mzcoord_view_error_check(rel, h->gid, snapshot, at, at);
 	mzcoord_history_contents(h, RelationGetDescr(rel), snapshot, at,
 							 read_at_emit, &st, &negative);
 	UnregisterSnapshot(snapshot);

@@ -1,0 +1,46 @@
+/*-------------------------------------------------------------------------
+ *
+ * viewerrors.h
+ *	  The data errors of materialized views, mzcoord.view_errors
+ *	  (viewerrors.c).
+ *
+ * IDENTIFICATION
+ *	  src/storage/viewerrors.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MZCOORD_VIEWERRORS_H
+#define MZCOORD_VIEWERRORS_H
+
+#include "postgres.h"
+
+#include "utils/rel.h"
+#include "utils/snapshot.h"
+
+/* One error range of a view: no contents in [from_ts, upto_ts). */
+typedef struct MzcViewError
+{
+	int64		from_ts;
+	int64		upto_ts;		/* -1: open */
+	int			sqlerrcode;
+	char	   *message;
+} MzcViewError;
+
+extern bool mzcoord_is_data_error(int sqlerrcode);
+extern bool mzcoord_view_error_in(int64 gid, Snapshot snapshot, int64 from,
+								  int64 upto, MzcViewError *err);
+extern void mzcoord_view_error_raise(Relation rel, const MzcViewError *err,
+									 int64 at);
+extern void mzcoord_view_error_check(Relation rel, int64 gid,
+									 Snapshot snapshot, int64 from,
+									 int64 upto);
+extern bool mzcoord_view_error_open(int64 gid, Snapshot snapshot,
+									MzcViewError *err);
+extern int	mzcoord_view_error_bounds(int64 gid, Snapshot snapshot, int64 from,
+									  int64 upto, int64 **times);
+extern void mzcoord_view_error_begin(int64 gid, int64 from_ts,
+									 int sqlerrcode, const char *message);
+extern void mzcoord_view_error_end(int64 gid, int64 upto_ts);
+extern void mzcoord_view_error_forget(int64 gid, int64 since);
+
+#endif							/* MZCOORD_VIEWERRORS_H */
