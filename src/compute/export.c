@@ -119,17 +119,6 @@ typedef struct ExportState
 	int64		rows;
 } ExportState;
 
-/* The relation of sink gid, or InvalidOid if it is gone. */
-static Oid
-sink_relation(int64 gid)
-{
-	MzcCollectionInfo info;
-
-	if (!mzcoord_ctl_lookup_gid(gid, &info) || info.kind != MZC_KIND_SINK)
-		return InvalidOid;
-	return info.relid;
-}
-
 /* Read the sink's catalog row with a fresh snapshot; false if it is gone. */
 static bool
 read_sink_row(int64 gid, SinkRow *s)
@@ -435,7 +424,7 @@ export_window(ExportState *st, const SinkRow *s, const MzcHistory *h,
 bool
 mzcoord_export_sink(int64 gid, MzcExportResult *res)
 {
-	Oid			relid = sink_relation(gid);
+	Oid			relid = mzcoord_ctl_relation_of(gid, MZC_KIND_SINK);
 	Relation	sink;
 	Relation	input;
 	SinkRow		s;

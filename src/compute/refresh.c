@@ -102,18 +102,6 @@ typedef struct ViewRow
 	int64	   *inputs;			/* global ids */
 } ViewRow;
 
-/* The relation of materialized view gid, or InvalidOid if it is gone. */
-static Oid
-view_relation(int64 gid)
-{
-	MzcCollectionInfo info;
-
-	if (!mzcoord_ctl_lookup_gid(gid, &info) ||
-		info.kind != MZC_KIND_MATERIALIZED_VIEW)
-		return InvalidOid;
-	return info.relid;
-}
-
 /* Read the view's catalog row with a fresh snapshot; false if it is gone. */
 static bool
 read_view_row(int64 gid, ViewRow *v)
@@ -719,7 +707,7 @@ evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 bool
 mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 {
-	Oid			relid = view_relation(gid);
+	Oid			relid = mzcoord_ctl_relation_of(gid, MZC_KIND_MATERIALIZED_VIEW);
 	Relation	rel;
 	ViewRow		v;
 	MzcHistory *h;

@@ -636,6 +636,17 @@ mzcoord_ctl_list_collections(MzcCollectionInfo **out)
 	return n;
 }
 
+/* The relation of live collection gid if it is of kind; else InvalidOid. */
+Oid
+mzcoord_ctl_relation_of(int64 gid, MzcKind kind)
+{
+	MzcCollectionInfo info;
+
+	if (!mzcoord_ctl_lookup_gid(gid, &info) || info.kind != kind)
+		return InvalidOid;
+	return info.relid;
+}
+
 /*
  * The materialized views and sinks whose upper is not the empty frontier,
  * each with the least upper of its inputs (what it can be brought up to):

@@ -232,6 +232,7 @@ extern Datum mzcoord_frontier_datum(mzc_frontier f, bool *isnull);
 /* The data plane's view; each takes the lock shared. */
 extern bool mzcoord_ctl_lookup_rel(Oid relid, MzcCollectionInfo *info);
 extern bool mzcoord_ctl_lookup_gid(int64 gid, MzcCollectionInfo *info);
+extern Oid	mzcoord_ctl_relation_of(int64 gid, MzcKind kind);
 
 /* A materialized view or sink, and the least upper of its inputs. */
 typedef struct MzcMaintainedInfo
