@@ -393,6 +393,12 @@ SELECT count(*) AS templates FROM (SELECT public.bi_add(t) FROM (VALUES
 ('SELECT count(*) FROM mzcoord.read_at(NULL::pg_class, 0)'),
 ('SELECT count(*) FROM mzcoord.read_at(NULL::mzcoord.items, 0)'),
 ('SELECT count(*) FROM mzcoord.read_at(ROW(1, ''x'')::bi.bi_t, 0)'),
+('SELECT count(*) FROM mzcoord.changes(NULL::bi.bi_t, %T, %T)'),
+('SELECT count(*) FROM mzcoord.changes(NULL::bi.bi_t, 10, 5)'),
+('SELECT count(*) FROM mzcoord.changes(NULL::bi.bi_mv, 0, 1)'),
+('SELECT count(*) FROM mzcoord.changes(NULL::bi.bi_sink, 0, 1)'),
+('SELECT count(*) FROM mzcoord.changes(NULL::bi.bi_plain, 0, 1)'),
+('SELECT count(*) FROM mzcoord.changes(NULL::int, 0, 1)'),
 ('SELECT count(*) FROM mzcoord._updates_at(NULL::bi.bi_t, %T, 1)'),
 ('SELECT count(*) FROM mzcoord._updates_at(NULL::bi.bi_t, %T, -1)'),
 ('SELECT count(*) FROM mzcoord._updates_at(NULL::bi.bi_t, %T, 0)'),
@@ -492,6 +498,7 @@ $$;
 UPDATE public.bi_cases SET waits = true
  WHERE stmt ~ '(select_timestamp|read_at).*[ ,(]922337203685477580[67]'
     OR stmt ~ '_updates_at\(.*[ ,(]922337203685477580[67], -?1\)'
+    OR stmt ~ 'changes\(NULL::bi\.bi_t, [0-9]+, 922337203685477580[67]\)'
     OR stmt ~ $$select_timestamp\(ARRAY\['bi\.bi_s'$$;
 
 -- Long names are truncated with a NOTICE, as PostgreSQL truncates

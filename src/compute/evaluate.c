@@ -189,20 +189,32 @@ typedef struct CountReceiver
 	int64		rows;
 } CountReceiver;
 
-static bool
-count_receive(TupleTableSlot *slot, DestReceiver *self)
+/*
+ * Add a result row of a view's query to set with count sign (the row's
+ * columns are the view's: checked, as a plan could drift from the view's
+ * relation).  Shared by every receiver that consolidates query results.
+ */
+void
+mzcoord_count_result_row(MzcRowSet *set, TupleTableSlot *slot, int64 sign)
 {
-	CountReceiver *r = (CountReceiver *) self;
-	TupleDesc	desc = r->set->desc;
+	TupleDesc	desc = set->desc;
 
 	slot_getallattrs(slot);
 	if (slot->tts_tupleDescriptor->natts != desc->natts)
 		elog(ERROR, "query of %d columns for a relation of %d",
 			 slot->tts_tupleDescriptor->natts, desc->natts);
-	(void) mzcoord_rowset_add(r->set, slot->tts_values, slot->tts_isnull,
+	(void) mzcoord_rowset_add(set, slot->tts_values, slot->tts_isnull,
 							  mzcoord_row_hash(desc, slot->tts_values,
 											   slot->tts_isnull),
-							  r->sign);
+							  sign);
+}
+
+static bool
+count_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	CountReceiver *r = (CountReceiver *) self;
+
+	mzcoord_count_result_row(r->set, slot, r->sign);
 	r->rows++;
 	return true;
 }

@@ -27,6 +27,8 @@ typedef struct MzcEntryRead
 } MzcEntryRead;
 
 extern Query *mzcoord_analyze_definition(const char *definition);
+extern void mzcoord_count_result_row(MzcRowSet *set, TupleTableSlot *slot,
+									 int64 sign);
 extern int64 mzcoord_evaluate_as_of(const char *definition, int64 at,
 									MzcRowSet *set, int64 sign,
 									int *direct, int *via_history);

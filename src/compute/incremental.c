@@ -474,16 +474,8 @@ static bool
 spj_receive(TupleTableSlot *slot, DestReceiver *self)
 {
 	DeltaReceiver *r = (DeltaReceiver *) self;
-	TupleDesc	desc = r->set->desc;
 
-	slot_getallattrs(slot);
-	if (slot->tts_tupleDescriptor->natts != desc->natts)
-		elog(ERROR, "query of %d columns for a relation of %d",
-			 slot->tts_tupleDescriptor->natts, desc->natts);
-	(void) mzcoord_rowset_add(r->set, slot->tts_values, slot->tts_isnull,
-							  mzcoord_row_hash(desc, slot->tts_values,
-											   slot->tts_isnull),
-							  r->sign);
+	mzcoord_count_result_row(r->set, slot, r->sign);
 	return true;
 }
 

@@ -657,11 +657,12 @@ mzcoord_ctl_relation_of(int64 gid, MzcKind kind)
 int
 mzcoord_ctl_list_maintained(MzcMaintainedInfo **out)
 {
-	MzcMaintainedInfo *list;
+	/* Allocated before the lock: nothing may fail while it is held. */
+	MzcMaintainedInfo *list = palloc(sizeof(MzcMaintainedInfo) *
+									 Max(mzcoord_ctl->capacity, 1));
 	int			n = 0;
 
 	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
-	list = palloc(sizeof(MzcMaintainedInfo) * Max(mzcoord_ctl->ntick_slots, 1));
 	if (mzcoord_ctl->ready)
 		for (int32 i = 0; i < mzcoord_ctl->ntick_slots; i++)
 		{
