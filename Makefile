@@ -36,13 +36,15 @@ CATALOG_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'.*/\1/p" mzcoo
 SQL_PARTS = $(sort $(wildcard src/sql/*.sql))
 DATA = src/sql/frozen/mzcoord--0.1.sql src/sql/frozen/mzcoord--0.2.sql
 DATA_built = mzcoord--$(CATALOG_VERSION).sql mzcoord--0.1--0.2.sql \
-	mzcoord--0.2--0.3.sql
+	mzcoord--0.2--0.3.sql mzcoord--0.3--0.4.sql
 
 # Fragments that are new in 0.2: all of their objects are created by the
 # upgrade from 0.1, in this order.
 UPGRADE_0_2_NEW = src/sql/35_authority.sql src/sql/36_leases.sql src/sql/37_explain.sql
 # Fragments new in 0.3 (issue 12: maintained objects at work).
 UPGRADE_0_3_NEW = src/sql/60_maintenance.sql src/sql/61_sinks.sql
+# Fragments new in 0.4 (issue 19: hardening).
+UPGRADE_0_4_NEW = src/sql/70_hardening.sql
 
 PG_CPPFLAGS = $(foreach p,core $(PLANES),-I$(srcdir)/src/$(p))
 PG_CFLAGS = -Wall -Wmissing-prototypes -Wpointer-arith -Wendif-labels \
@@ -99,6 +101,20 @@ mzcoord--0.2--0.3.sql: $(UPGRADE_0_3_NEW) src/sql/upgrade/0.2--0.3.replace \
 	  perl scripts/extract_sql.pl src/sql/upgrade/0.2--0.3.replace $(SQL_PARTS); \
 	  printf '\n'; \
 	  cat src/sql/upgrade/0.2--0.3-backfill.sql; \
+	} > $@.tmp
+	mv $@.tmp $@
+
+# 0.3 -> 0.4: the new fragments, the changed functions, then the backfill.
+mzcoord--0.3--0.4.sql: $(UPGRADE_0_4_NEW) src/sql/upgrade/0.3--0.4.replace \
+		src/sql/upgrade/0.3--0.4-backfill.sql $(SQL_PARTS) scripts/extract_sql.pl
+	set -e; { \
+	  printf '%s\n' '-- mzcoord upgrade from catalog 0.3 to 0.4, assembled by the Makefile.' \
+		'\echo Use "ALTER EXTENSION mzcoord UPDATE" to load this file. \quit'; \
+	  for f in $(UPGRADE_0_4_NEW); do printf '\n-- From %s\n' $$f; cat $$f; done; \
+	  printf '\n-- Changed functions of older fragments (src/sql/upgrade/0.3--0.4.replace)\n\n'; \
+	  perl scripts/extract_sql.pl src/sql/upgrade/0.3--0.4.replace $(SQL_PARTS); \
+	  printf '\n'; \
+	  cat src/sql/upgrade/0.3--0.4-backfill.sql; \
 	} > $@.tmp
 	mv $@.tmp $@
 

@@ -1,4 +1,4 @@
-# Catalog upgrades 0.1 -> 0.2 (issue 11) -> 0.3 (issue 12), with the
+# Catalog upgrades 0.1 -> 0.2 (issue 11) -> 0.3 (issue 12) -> 0.4 (issue 19), with the
 # current library ($current below).
 #
 # Part 1, always: the current library installs the frozen 0.1 script (every C
@@ -14,6 +14,7 @@
 # backfill holds (bounds, requirements) and the checks pass.
 #
 # Part 1b: a 0.2 catalog, installed from the frozen 0.2 script, updated.
+# Part 1c: a 0.3 catalog (frozen 0.2 script and its update), updated.
 #
 # All parts compare the updated catalog with a fresh install in
 # another database: relations, columns, constraints, indexes, triggers,
@@ -30,7 +31,7 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 
 # The catalog version of this library (mzcoord.control's default_version).
-my $current = '0.3';
+my $current = '0.4';
 
 my $conf = q{
 shared_preload_libraries = 'mzcoord'
@@ -260,6 +261,15 @@ is($node->safe_psql('from02', q{SELECT extversion FROM pg_extension WHERE extnam
 $node->safe_psql('from02', 'ALTER EXTENSION mzcoord UPDATE');
 compare_catalogs($node, 'from02', 'fresh',
 	'an empty 0.2 catalog, updated, equals a fresh install');
+
+# Part 1c: a 0.3 catalog (the 0.2 script and its update), updated.
+$node->safe_psql('postgres', 'CREATE DATABASE from03');
+$node->safe_psql('from03', q{CREATE EXTENSION mzcoord VERSION '0.3'});
+is($node->safe_psql('from03', q{SELECT extversion FROM pg_extension WHERE extname = 'mzcoord'}),
+	'0.3', 'CREATE EXTENSION mzcoord VERSION 0.3 works with the current library');
+$node->safe_psql('from03', 'ALTER EXTENSION mzcoord UPDATE');
+compare_catalogs($node, 'from03', 'fresh',
+	'an empty 0.3 catalog, updated, equals a fresh install');
 $node->stop;
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,5 @@
+-- ---------------------------------------------------------------------------
+-- Backfill of a 0.3 catalog (issue 19), after the new fragment and the
+-- changed functions.  Runs in ALTER EXTENSION's transaction; a 0.4
+-- coordinator does not tick against the catalog until it commits.
+-- ---------------------------------------------------------------------------
