@@ -10,6 +10,10 @@
 #   tap         restart, crash and worker-life tests
 #
 # Usage (as root, on Debian 12): scripts/test.sh [suite...]
+#
+# A subset of one suite, while working on it: ONLY="name ..." runs only
+# those regress tests (after setup), isolation specs or TAP files
+# (e.g. ONLY=leases scripts/test.sh regress; ONLY=018_leases scripts/test.sh tap).
 source "$(dirname "$0")/common.sh"
 
 suites=("$@")
@@ -50,14 +54,20 @@ run_suite() {
 }
 
 M=(make -s PG_CONFIG="$PG_CONFIG" WERROR=1)
+only_regress=() only_iso=() only_tap=()
+if [ -n "${ONLY:-}" ]; then
+	only_regress=(REGRESS="setup ${ONLY}")
+	only_iso=(ISOLATION="${ONLY}")
+	only_tap=(PROVE_TESTS="$(printf 'test/t/%s.pl ' ${ONLY})")
+fi
 for s in "${suites[@]}"; do
 	case $s in
 	shape) run_suite shape perl scripts/check_shape.pl ;;
 	unit) run_suite unit "${M[@]}" unitcheck ;;
 	fuzz) run_suite fuzz "${M[@]}" fuzzcheck FUZZ_SECONDS="${FUZZ_SECONDS:-15}" ;;
-	regress) run_suite regress "${M[@]}" installcheck ISOLATION= TAP_TESTS= ;;
-	isolation) run_suite isolation "${M[@]}" installcheck REGRESS= TAP_TESTS= ;;
-	tap) run_suite tap "${M[@]}" installcheck REGRESS= ISOLATION= PROVE_FLAGS=--timer ;;
+	regress) run_suite regress "${M[@]}" installcheck ISOLATION= TAP_TESTS= "${only_regress[@]}" ;;
+	isolation) run_suite isolation "${M[@]}" installcheck REGRESS= TAP_TESTS= "${only_iso[@]}" ;;
+	tap) run_suite tap "${M[@]}" installcheck REGRESS= ISOLATION= PROVE_FLAGS=--timer "${only_tap[@]}" ;;
 	*) echo "unknown suite: $s" >&2; exit 2 ;;
 	esac
 done
