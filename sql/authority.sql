@@ -65,7 +65,11 @@ VALUES (:'mvs_gid', :'t2_gid', (SELECT bound FROM mzcoord.compaction_bounds
                                  WHERE global_id = :'t2_gid'));
 SELECT at AS t2_req FROM mzcoord.read_requirements
  WHERE item_id = :'mvs_gid' AND input_global_id = :'t2_gid' \gset
-SELECT pg_sleep(2.5);
+-- The policy moves on (the timeline 2 s past the requirement), and the
+-- coordinator publishes a few times after that.
+SELECT wait_until(format($$SELECT upper - 2000 > %s FROM mzcoord.frontiers
+                            WHERE global_id = %L$$, :t2_req, :'t2_gid')) AS timeline_moved;
+SELECT wait_ticks(3);
 SELECT b.bound = :t2_req AS bound_held, f.since <= b.bound AS since_not_above,
        f.upper - 2000 > b.bound AS policy_moved_on
   FROM mzcoord.compaction_bounds b JOIN mzcoord.frontiers f ON f.global_id = b.global_id
@@ -105,12 +109,12 @@ INSERT INTO au.t2 VALUES (1), (2);
 UPDATE au.t2 SET a = a + 10;
 ALTER SYSTEM SET mzcoord.read_only = on;
 SELECT pg_reload_conf();
-SELECT pg_sleep(0.5);   -- the coordinator reloads at its next tick
+SELECT wait_ticks(3);   -- the coordinator reloads before its next tick
 SELECT b.bound AS ro_bound, s.compacted AS ro_compacted
   FROM mzcoord.compaction_bounds b JOIN mzcoord.storage s USING (global_id)
  WHERE b.global_id = :'t2_gid' \gset
 UPDATE au.t2 SET a = a + 10;
-SELECT pg_sleep(2);
+SELECT wait_ticks(20);
 SELECT b.bound = :ro_bound AS bound_frozen, s.compacted = :ro_compacted AS not_compacted,
        f.since <= b.bound AS since_not_above
   FROM mzcoord.compaction_bounds b JOIN mzcoord.storage s USING (global_id)

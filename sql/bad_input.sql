@@ -505,7 +505,7 @@ UPDATE public.bi_cases SET waits = true
 -- identifiers; the corpus does not show them.
 SET client_min_messages = warning;
 \o /dev/null
-SELECT format('SET statement_timeout = %L', CASE WHEN waits THEN '300ms' ELSE '5s' END),
+SELECT format('SET statement_timeout = %L', CASE WHEN waits THEN '300ms' ELSE '60s' END),
        format('SELECT public.bi_run(%s)', n)
   FROM public.bi_cases ORDER BY n \gexec
 \o

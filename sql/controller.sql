@@ -157,7 +157,11 @@ SELECT since = (SELECT as_of FROM mzcoord.collections WHERE global_id = :'ct2_id
 
 BEGIN;
 SELECT mzcoord.acquire_read_hold(ARRAY['ct1'::regclass]) AS pinned \gset
-SELECT pg_sleep(1.5);
+-- 2.5 s: the policy (one second, granularity one second) is then at least
+-- a second past the hold.
+SELECT wait_until(format($$SELECT upper - %s > 2500 FROM mzcoord.frontiers
+                           WHERE relation = 'ct1'::regclass$$, :pinned)) AS timeline_moved;
+SELECT wait_ticks(3);
 SELECT since = :pinned AS since_pinned, upper - since > 1500 AS lags
   FROM mzcoord.frontiers WHERE relation = 'ct1'::regclass;
 SELECT behind_policy_ms > 0 AS holder_visible_behind_policy FROM mzcoord.holds
@@ -177,9 +181,11 @@ SELECT wait_until($$SELECT c.since = f.since FROM mzcoord.collections c
 -- would bring back.  With a long interval the since stays put meanwhile.
 ALTER SYSTEM SET mzcoord.since_persist_interval = '1h';
 SELECT pg_reload_conf();
-SELECT pg_sleep(0.3);
+SELECT wait_ticks(3);
 SELECT since AS held_since FROM mzcoord.frontiers WHERE relation = 'ct1'::regclass \gset
-SELECT pg_sleep(1.5);
+SELECT wait_until(format($$SELECT upper - %s > 2000 FROM mzcoord.frontiers
+                           WHERE relation = 'ct1'::regclass$$, :held_since)) AS timeline_moved;
+SELECT wait_ticks(3);
 SELECT f.since = :held_since AS since_waits_for_catalog,
        f.since = c.since AS live_is_durable,
        f.upper - f.since > 2000 AS policy_would_move

@@ -165,7 +165,7 @@ SELECT count(*) AS twins_incremental
 -- mzcoord.incremental = off recomputes (the coordinator reads it).
 ALTER SYSTEM SET mzcoord.incremental = off;
 SELECT pg_reload_conf();
-SELECT pg_sleep(0.5);
+SELECT wait_ticks(3);
 CREATE TEMP TABLE before AS
 SELECT i.name, m.incremental_times, m.times
   FROM mzcoord.maintenance m JOIN mzcoord.items i ON i.id = m.item_id
@@ -178,7 +178,7 @@ SELECT count(*) AS recomputed_only
  WHERE i.name = 'g' AND m.times = b.times + 1 AND m.incremental_times = b.incremental_times;
 ALTER SYSTEM RESET mzcoord.incremental;
 SELECT pg_reload_conf();
-SELECT pg_sleep(0.5);
+SELECT wait_ticks(3);
 INSERT INTO inc.t1 VALUES (101, 3, 4, 4);
 SELECT count(*) AS rows FROM mzcoord.read_at(NULL::inc.g, mzcoord.last_commit_ts()) WHERE g = 3;
 SELECT count(*) AS incremental_again

@@ -208,7 +208,7 @@ SELECT mzcoord.append(NULL::mvr.s, :u0, ARRAY[ROW(1, 10), ROW(2, 20)]::mvr.s[]);
 SELECT mzcoord.append(NULL::mvr.s, :u0 + 3, ARRAY[ROW(1, 5)]::mvr.s[]);
 SELECT mzcoord.append(NULL::mvr.s, :u0 + 7, ARRAY[ROW(3, 1)]::mvr.s[], ARRAY[ROW(2, 20)]::mvr.s[]);
 -- Nothing is complete yet: the view waits at its as-of.
-SELECT pg_sleep(0.3);
+SELECT wait_ticks(3);
 SELECT mvr.rel_upper('mvr.m_src') AS upper, (SELECT count(*) FROM mvr.m_src) AS rows;
 SELECT mzcoord.advance_upper('mvr.s', :u0 + 5);
 SELECT wait_until($$SELECT mvr.rel_upper('mvr.m_src') = 5$$);
@@ -261,7 +261,7 @@ SELECT mzcoord.append(NULL::mvr.s, :u0 + 16, ARRAY[ROW(6, 6)]::mvr.s[]);
 -- continual view follows to 13; m_every refreshed at 5 and waits at 15.
 SELECT mzcoord.advance_upper('mvr.s', :u0 + 13);
 SELECT wait_until($$SELECT mvr.rel_upper('mvr.m_at') = 20 AND mvr.rel_upper('mvr.m_src') = 13$$);
-SELECT pg_sleep(0.3);
+SELECT wait_ticks(3);
 SELECT mvr.rel_upper('mvr.m_at') AS m_at, mvr.rel_upper('mvr.m_every') AS m_every,
        mvr.rel_upper('mvr.m_src') AS m_src;
 SELECT mvr.at('mvr.m_at', 12) AS at_12, mvr.at('mvr.m_at', 19) AS at_19;
@@ -295,7 +295,7 @@ SELECT p, mvr.at('mvr.m_every', p) FROM (VALUES (25), (34), (35), (44)) v(p);
 SELECT mzcoord.create_materialized_view('mvr.m_const', 'SELECT 1 AS one', '1 hour',
     ARRAY['every 10 milliseconds']) IS NOT NULL AS created;
 SELECT wait_until($$SELECT mvr.sealed('mvr.m_const')$$) AS sealed;
-SELECT pg_sleep(0.3);
+SELECT wait_ticks(3);
 SELECT steps FROM mzcoord.maintenance_status WHERE name = 'mvr.m_const';
 SELECT * FROM mvr.m_const;
 -- Each scheduled view against the query over its input at each refresh

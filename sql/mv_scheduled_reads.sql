@@ -30,8 +30,9 @@ SELECT coalesce(array_agg(k ORDER BY k), '{}') AS at_refresh
 -- the view still shows its last refresh while the table shows the write.
 INSERT INTO sr.t VALUES (3);
 SELECT mzcoord.last_commit_ts() AS w \gset
-SELECT pg_sleep(2.5);
-SET statement_timeout = '5s';
+SELECT wait_ticks(25);
+-- At once: well before the next refresh, an hour away.
+SET statement_timeout = '60s';
 BEGIN;
 SELECT mzcoord.select_timestamp(ARRAY['sr.hourly'::regclass, 'sr.t'::regclass,
                                       'sr.hourly_k'::regclass]) AS now_ts \gset

@@ -56,6 +56,20 @@ BEGIN
 END
 $$;
 
+-- Test helper: wait until the coordinator has completed n more ticks (a
+-- setting reloaded before the call is in force for the last of them: the
+-- coordinator reloads its configuration before each tick).  Waits on the
+-- tick count, never on the clock, so a busy machine only makes it slower.
+CREATE FUNCTION public.wait_ticks(n integer DEFAULT 3)
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    start bigint := (SELECT ticks FROM mzcoord.worker_status());
+BEGIN
+    RETURN public.wait_until(format(
+        'SELECT ticks >= %s FROM mzcoord.worker_status()', start + n), 60);
+END
+$$;
+
 -- Test helper: run a statement and show how it failed, with its SQLSTATE,
 -- without source locations (which change with every edit) and with times
 -- (13-digit epoch milliseconds) masked as <ts>.

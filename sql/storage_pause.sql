@@ -8,7 +8,7 @@ INSERT INTO sp SELECT g, 0 FROM generate_series(1, 10) g;
 
 ALTER SYSTEM SET mzcoord.auto_compact = off;
 SELECT pg_reload_conf();
-SELECT pg_sleep(0.2);   -- the coordinator reloads at its next tick
+SELECT wait_ticks(3);   -- the coordinator reloads before its next tick
 CREATE TEMP TABLE sp_c AS SELECT compacted FROM mzcoord.storage WHERE relation = 'sp'::regclass;
 SELECT history AS sp_hist FROM mzcoord.storage WHERE relation = 'sp'::regclass \gset
 
@@ -20,7 +20,7 @@ UPDATE sp SET v = 2;
 SELECT wait_until(format($$SELECT f.since > (SELECT max(ts) FROM %s)
                             FROM mzcoord.frontiers f WHERE f.relation = 'sp'::regclass$$,
                           :'sp_hist')) AS since_past_updates;
-SELECT pg_sleep(1);
+SELECT wait_ticks(10);
 SELECT s.compacted = c.compacted AS not_compacted
   FROM mzcoord.storage s, sp_c c WHERE s.relation = 'sp'::regclass;
 SELECT count(*) FROM mzcoord.read_at(NULL::sp, (SELECT since FROM mzcoord.frontiers
