@@ -68,6 +68,7 @@
 
 #include "catalog.h"
 #include "coldefs.h"
+#include "export.h"
 #include "extension.h"
 #include "query.h"
 #include "schedule.h"
@@ -533,7 +534,6 @@ mzcoord_create_sink(PG_FUNCTION_ARGS)
 	MzcNewItem	item = {0};
 	MzcItemRef	from;
 	Oid			relid;
-	AclResult	aclresult;
 	Datum		id;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
@@ -543,10 +543,8 @@ mzcoord_create_sink(PG_FUNCTION_ARGS)
 	relid = PG_GETARG_OID(1);
 	mzc_lock_relation(relid, AccessShareLock);
 	mzc_require_readable(relid, &from, "a sink");
-	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, get_relkind_objtype(get_rel_relkind(relid)),
-					   get_rel_name(relid));
+	/* SELECT, and no row-level security: checked again at every export. */
+	mzcoord_sink_check_input(relid, GetUserId(), NULL);
 	mzc_resolve_new_name(PG_GETARG_TEXT_PP(0), &item);
 
 	item.kind = "sink";

@@ -385,13 +385,20 @@ mzcoord_analyze_query(const char *sql, Oid check_user, MzcQueryInfo *info)
 		elog(ERROR, "rewriting a SELECT produced %d queries",
 			 list_length(rewritten));
 	expanded = linitial_node(Query, rewritten);
+
+	/*
+	 * Privileges first: the expansion adds the row security policies of a
+	 * table that the user cannot read (a policy calling current_user is
+	 * not immutable), and a user without SELECT must be told that, not
+	 * that the query is not immutable.
+	 */
+	walk_query(expanded, &leaves);
+	if (OidIsValid(check_user))
+		check_privileges(&leaves, check_user);
 	check_immutable(expanded);
 
 	/* Every relation left after expansion must be a collection. */
-	walk_query(expanded, &leaves);
 	collect_inputs(leaves.relids, info);
-	if (OidIsValid(check_user))
-		check_privileges(&leaves, check_user);
 
 	info->query = query;
 	mzcoord_parse_context_pop(&ctx);
