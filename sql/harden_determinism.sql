@@ -5,7 +5,8 @@
 -- a volatile one, or a result that depends on the order in which rows come
 -- (LIMIT, DISTINCT ON, row_number(), string_agg() without a total order).
 -- Each is refused with 42P17 and changes nothing; the neighbouring shapes
--- that are deterministic are accepted.
+-- that are deterministic are accepted.  Every refused case names its own
+-- view, so that each would show as created if it were accepted.
 --
 SELECT wait_until($$SELECT ready FROM mzcoord.controller_status()$$);
 
@@ -20,16 +21,16 @@ CREATE TEMP TABLE counts0 AS SELECT * FROM counts;
 
 -- Moments frozen at analysis: date/time input reads these words from the
 -- clock, whatever the spelling and however the literal gets its type.
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', $$SELECT k FROM det.t WHERE ts > 'now'::timestamptz$$)$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', $$SELECT k FROM det.t WHERE ts > ' Now '$$)$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', $$SELECT k, date 'tomorrow' AS day FROM det.t$$)$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', $$SELECT k FROM det.t WHERE d = 'TODAY'$$)$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', $$SELECT k FROM det.t WHERE ts <@ '[yesterday,infinity)'::tstzrange$$)$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r01', $$SELECT k FROM det.t WHERE ts > 'now'::timestamptz$$)$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r02', $$SELECT k FROM det.t WHERE ts > ' Now '$$)$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r03', $$SELECT k, date 'tomorrow' AS day FROM det.t$$)$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r04', $$SELECT k FROM det.t WHERE d = 'TODAY'$$)$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r05', $$SELECT k FROM det.t WHERE ts <@ '[yesterday,infinity)'::tstzrange$$)$q$);
 -- Already refused as calls: now(), CURRENT_DATE, random(), nextval().
 CREATE SEQUENCE det.seq;
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT k, random() AS r FROM det.t')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', $$SELECT k, nextval('det.seq') AS n FROM det.t$$)$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT k FROM det.t TABLESAMPLE BERNOULLI (50)')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r06', 'SELECT k, random() AS r FROM det.t')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r07', $$SELECT k, nextval('det.seq') AS n FROM det.t$$)$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r08', 'SELECT k FROM det.t TABLESAMPLE BERNOULLI (50)')$q$);
 
 -- IMMUTABLE SQL functions are looked into, through other SQL functions.
 CREATE FUNCTION det.noisy(int) RETURNS float8 IMMUTABLE LANGUAGE sql
@@ -40,38 +41,38 @@ CREATE FUNCTION det.wrap(int) RETURNS float8 IMMUTABLE LANGUAGE sql
     AS 'SELECT det.noisy($1) * 2';
 CREATE FUNCTION det.stamp(int) RETURNS timestamptz IMMUTABLE LANGUAGE sql
     BEGIN ATOMIC SELECT now(); END;
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT det.noisy(k) AS x FROM det.t')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT det.noisy_atomic(k) AS x FROM det.t')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT k FROM det.t WHERE det.wrap(k) > 1')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT det.stamp(k) AS s FROM det.t')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r09', 'SELECT det.noisy(k) AS x FROM det.t')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r10', 'SELECT det.noisy_atomic(k) AS x FROM det.t')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r11', 'SELECT k FROM det.t WHERE det.wrap(k) > 1')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r12', 'SELECT det.stamp(k) AS s FROM det.t')$q$);
 
 -- Window functions whose result depends on the order of the partition.
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT k, row_number() OVER () AS n FROM det.t')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT k, lag(v) OVER (PARTITION BY k) AS p FROM det.t')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT k, sum(k) OVER (ROWS 1 PRECEDING) AS s FROM det.t')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', $$SELECT k, string_agg(v, ',') OVER (PARTITION BY k) AS s FROM det.t$$)$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r13', 'SELECT k, row_number() OVER () AS n FROM det.t')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r14', 'SELECT k, lag(v) OVER (PARTITION BY k) AS p FROM det.t')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r15', 'SELECT k, sum(k) OVER (ROWS 1 PRECEDING) AS s FROM det.t')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r16', $$SELECT k, string_agg(v, ',') OVER (PARTITION BY k) AS s FROM det.t$$)$q$);
 
 -- LIMIT, OFFSET and FETCH FIRST need an ORDER BY over every output column,
 -- at every level, also inside a PostgreSQL view that the query reads.
 CREATE VIEW det.first_rows AS SELECT k, v FROM det.t ORDER BY k LIMIT 2;
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT k FROM det.t LIMIT 2')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT k, v FROM det.t ORDER BY k LIMIT 2')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT k FROM det.t OFFSET 1')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT k FROM det.t FETCH FIRST 1 ROWS ONLY')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT k, v FROM det.t ORDER BY k OFFSET 1 FETCH FIRST 1 ROWS WITH TIES')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT k, (SELECT v FROM det.t LIMIT 1) AS any_v FROM det.t')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT * FROM det.first_rows')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r17', 'SELECT k FROM det.t LIMIT 2')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r18', 'SELECT k, v FROM det.t ORDER BY k LIMIT 2')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r19', 'SELECT k FROM det.t OFFSET 1')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r20', 'SELECT k FROM det.t FETCH FIRST 1 ROWS ONLY')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r21', 'SELECT k, v FROM det.t ORDER BY k OFFSET 1 FETCH FIRST 1 ROWS WITH TIES')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r22', 'SELECT k, (SELECT v FROM det.t LIMIT 1) AS any_v FROM det.t')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r23', 'SELECT * FROM det.first_rows')$q$);
 
 -- DISTINCT ON keeps the first row of each group.
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT DISTINCT ON (k) k, v FROM det.t')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT DISTINCT ON (k) k, v FROM det.t ORDER BY k')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r24', 'SELECT DISTINCT ON (k) k, v FROM det.t')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r25', 'SELECT DISTINCT ON (k) k, v FROM det.t ORDER BY k')$q$);
 
 -- Aggregates whose result is in the order of their input.
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', $$SELECT k, string_agg(v, ',') AS s FROM det.t GROUP BY k$$)$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT array_agg(v ORDER BY k) AS a FROM det.t')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r26', $$SELECT k, string_agg(v, ',') AS s FROM det.t GROUP BY k$$)$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r27', 'SELECT array_agg(v ORDER BY k) AS a FROM det.t')$q$);
 -- (json_agg() is refused already as not immutable.)
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT json_agg(v) AS j FROM det.t')$q$);
-SELECT try($q$SELECT mzcoord.create_materialized_view('det.m', 'SELECT jsonb_object_agg(k, v ORDER BY k) AS j FROM det.t')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r28', 'SELECT json_agg(v) AS j FROM det.t')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r29', 'SELECT jsonb_object_agg(k, v ORDER BY k) AS j FROM det.t')$q$);
 SELECT * FROM counts EXCEPT SELECT * FROM counts0;
 
 -- Accepted: deterministic neighbours of the refused shapes.
