@@ -41,10 +41,13 @@ CREATE FUNCTION det.wrap(int) RETURNS float8 IMMUTABLE LANGUAGE sql
     AS 'SELECT det.noisy($1) * 2';
 CREATE FUNCTION det.stamp(int) RETURNS timestamptz IMMUTABLE LANGUAGE sql
     BEGIN ATOMIC SELECT now(); END;
+CREATE FUNCTION det.draws(n int) RETURNS SETOF float8 IMMUTABLE LANGUAGE sql
+    AS 'SELECT random() FROM generate_series(1, n)';
 SELECT try($q$SELECT mzcoord.create_materialized_view('det.r09', 'SELECT det.noisy(k) AS x FROM det.t')$q$);
 SELECT try($q$SELECT mzcoord.create_materialized_view('det.r10', 'SELECT det.noisy_atomic(k) AS x FROM det.t')$q$);
 SELECT try($q$SELECT mzcoord.create_materialized_view('det.r11', 'SELECT k FROM det.t WHERE det.wrap(k) > 1')$q$);
 SELECT try($q$SELECT mzcoord.create_materialized_view('det.r12', 'SELECT det.stamp(k) AS s FROM det.t')$q$);
+SELECT try($q$SELECT mzcoord.create_materialized_view('det.r30', 'SELECT k, x FROM det.t, det.draws(k) x')$q$);
 
 -- Window functions whose result depends on the order of the partition.
 SELECT try($q$SELECT mzcoord.create_materialized_view('det.r13', 'SELECT k, row_number() OVER () AS n FROM det.t')$q$);

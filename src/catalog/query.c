@@ -513,7 +513,7 @@ sql_function_body(Oid funcid)
 		return NULL;
 	proc = (Form_pg_proc) GETSTRUCT(tup);
 	/* SET clauses would change how the body parses: not looked into. */
-	if (proc->prolang != SQLlanguageId || proc->proretset ||
+	if (proc->prolang != SQLlanguageId ||
 		!heap_attisnull(tup, Anum_pg_proc_proconfig, NULL))
 	{
 		ReleaseSysCache(tup);
