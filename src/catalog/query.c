@@ -324,7 +324,9 @@ check_immutable(Query *expanded)
  */
 
 /* Words that date/time input reads as the current moment. */
-static const char *const moment_words[] = {"now", "today", "tomorrow", "yesterday"};
+static const char *const moment_words[] = {
+	"now", "today", "tomorrow", "yesterday"
+};
 
 /* Built-in aggregates whose result depends on the order of their input. */
 static const char *const ordered_aggs[] = {
