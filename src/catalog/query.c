@@ -35,11 +35,16 @@
 #include <ctype.h>
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_aggregate.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
+#include "executor/functions.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -48,11 +53,14 @@
 #include "parser/analyze.h"
 #include "parser/parser.h"
 #include "rewrite/rewriteHandler.h"
+#include "tcop/tcopprot.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
 #include "utils/ruleutils.h"
+#include "utils/syscache.h"
 
 #include "catalog.h"
 #include "coldefs.h"
@@ -75,6 +83,8 @@ typedef struct MzcWalk
 	List	   *oprids;			/* operators used, without duplicates */
 	bool		tablesample;	/* some entry has TABLESAMPLE */
 } MzcWalk;
+
+static bool collect_moments(Node *node, List **moments);
 
 static bool
 walk_collect(Node *node, MzcWalk *w)
@@ -199,7 +209,7 @@ parse_one_select(const char *sql)
  * INTO, data-modifying CTEs) nor locks rows.  Views are not expanded yet.
  */
 static Query *
-analyze_select(const char *sql)
+analyze_select(const char *sql, List **moments)
 {
 	RawStmt    *rs = parse_one_select(sql);
 	Query	   *query;
@@ -209,6 +219,8 @@ analyze_select(const char *sql)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a materialized view is defined by a SELECT query")));
 
+	/* Before analysis, which may scribble on the raw tree. */
+	(void) collect_moments(rs->stmt, moments);
 	query = parse_analyze_fixedparams(rs, sql, NULL, 0, NULL);
 	if (query->commandType != CMD_SELECT || query->utilityStmt != NULL)
 		ereport(ERROR,
@@ -295,6 +307,521 @@ check_immutable(Query *expanded)
 			 errdetail("The query uses a function or expression (such as CURRENT_TIMESTAMP or nextval) whose result depends on when it is computed.")));
 }
 
+/* ----------------------------------------------------------------
+ * Determinism
+ *
+ * Immutability is not enough: a query of immutable functions can still
+ * give different rows from the same inputs, when its result depends on the
+ * order in which rows happen to arrive (LIMIT, DISTINCT ON, row_number(),
+ * string_agg() without a total order), or when it froze a moment at
+ * analysis ('now').  Recomputation and the incremental path would then
+ * disagree with each other and across refreshes, so such queries are
+ * refused like now() is (42P17).  An order counts as total only when it
+ * sorts by everything whose order shows in the result: every output column
+ * for LIMIT and DISTINCT ON, every aggregated argument for an aggregate;
+ * rows that tie then give the same result whichever comes first.
+ * ----------------------------------------------------------------
+ */
+
+/* Words that date/time input reads as the current moment. */
+static const char *const moment_words[] = {
+	"now", "today", "tomorrow", "yesterday"
+};
+
+/* Built-in aggregates whose result depends on the order of their input. */
+static const char *const ordered_aggs[] = {
+	"array_agg", "string_agg", "json_agg", "jsonb_agg", "json_agg_strict",
+	"jsonb_agg_strict", "json_object_agg", "jsonb_object_agg",
+	"json_object_agg_strict", "jsonb_object_agg_strict",
+	"json_object_agg_unique", "jsonb_object_agg_unique",
+	"json_object_agg_unique_strict", "jsonb_object_agg_unique_strict",
+	"json_arrayagg", "json_objectagg", "xmlagg"
+};
+
+/* Built-in window functions whose result depends on the order of rows. */
+static const char *const ordered_winfuncs[] = {
+	"row_number", "ntile", "lag", "lead", "first_value", "last_value",
+	"nth_value"
+};
+
+/* A string literal that names the current moment, for the message. */
+typedef struct MzcMoment
+{
+	int			location;
+	const char *word;
+} MzcMoment;
+
+static bool
+name_in(const char *name, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A built-in function (in pg_catalog) named one of names. */
+static bool
+builtin_named(Oid funcid, const char *const *names, int n)
+{
+	char	   *name;
+
+	if (get_func_namespace(funcid) != PG_CATALOG_NAMESPACE)
+		return false;
+	name = get_func_name(funcid);
+	return name != NULL && name_in(name, names, n);
+}
+
+#define ORDERED_AGG(f) builtin_named((f), ordered_aggs, lengthof(ordered_aggs))
+#define ORDERED_WINFUNC(f) \
+	builtin_named((f), ordered_winfuncs, lengthof(ordered_winfuncs))
+
+/* The moment word among the alphabetic words of s, or NULL. */
+static const char *
+moment_word(const char *s)
+{
+	while (*s)
+	{
+		char		word[16];
+		int			len = 0;
+
+		while (*s && !isalpha((unsigned char) *s))
+			s++;
+		while (isalpha((unsigned char) *s))
+		{
+			if (len < (int) sizeof(word) - 1)
+				word[len] = pg_tolower((unsigned char) *s);
+			len++;
+			s++;
+		}
+		if (len > 0 && len < (int) sizeof(word))
+		{
+			word[len] = '\0';
+			for (int i = 0; i < lengthof(moment_words); i++)
+				if (strcmp(word, moment_words[i]) == 0)
+					return moment_words[i];
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Collect the string literals of a raw parse tree that hold a moment word.
+ * Once analysed, such a literal of a date/time type is a constant that the
+ * input function computed from the clock: nothing in the analysed query
+ * tells it from a literal timestamp, so it is found by its location.
+ */
+static bool
+collect_moments(Node *node, List **moments)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, A_Const))
+	{
+		A_Const    *c = (A_Const *) node;
+		const char *word;
+
+		if (!c->isnull && IsA(&c->val, String) &&
+			(word = moment_word(strVal(&c->val))) != NULL)
+		{
+			MzcMoment  *m = palloc(sizeof(MzcMoment));
+
+			m->location = c->location;
+			m->word = word;
+			*moments = lappend(*moments, m);
+		}
+		return false;
+	}
+	return raw_expression_tree_walker(node, collect_moments, (void *) moments);
+}
+
+/* A date/time type, or an array, range or domain over one. */
+static bool
+is_datetime_type(Oid typid)
+{
+	Oid			sub;
+
+	typid = getBaseType(typid);
+	switch (typid)
+	{
+		case DATEOID:
+		case TIMEOID:
+		case TIMETZOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return true;
+		default:
+			break;
+	}
+	if (OidIsValid(sub = get_element_type(typid)))
+		return is_datetime_type(sub);
+	if (OidIsValid(sub = get_range_subtype(typid)))
+		return is_datetime_type(sub);
+	if (OidIsValid(sub = get_multirange_range(typid)))
+		return is_datetime_type(sub);
+	return false;
+}
+
+static bool
+find_moment_const(Node *node, List *moments)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, find_moment_const,
+								 (void *) moments, 0);
+	if (IsA(node, Const) && ((Const *) node)->location >= 0 &&
+		is_datetime_type(((Const *) node)->consttype))
+	{
+		Const	   *k = (Const *) node;
+		ListCell   *lc;
+
+		foreach(lc, moments)
+		{
+			MzcMoment  *m = (MzcMoment *) lfirst(lc);
+
+			if (m->location == k->location)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("cannot materialize the date/time literal \"%s\"",
+								m->word),
+						 errdetail("The literal is read as the moment when the query is analysed, so the materialized view would keep that moment rather than follow the time."),
+						 errhint("Write the timestamp itself, or compare with the current time when reading the view."),
+						 errposition(k->location + 1)));
+		}
+	}
+	return expression_tree_walker(node, find_moment_const, (void *) moments);
+}
+
+/*
+ * The body of an immutable SQL function, analysed, or NULL when it cannot
+ * be: its text is parsed and analysed in a subtransaction, and any error
+ * (a table dropped since, a polymorphic argument, ...) only means that the
+ * body is not looked into, as for any other language.
+ */
+static Node *
+sql_function_body(Oid funcid)
+{
+	HeapTuple	tup;
+	Form_pg_proc proc;
+	Datum		d;
+	bool		isnull;
+	Node	   *body = NULL;
+	MemoryContext oldcontext = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	if (!HeapTupleIsValid(tup))
+		return NULL;
+	proc = (Form_pg_proc) GETSTRUCT(tup);
+	/* SET clauses would change how the body parses: not looked into. */
+	if (proc->prolang != SQLlanguageId ||
+		!heap_attisnull(tup, Anum_pg_proc_proconfig, NULL))
+	{
+		ReleaseSysCache(tup);
+		return NULL;
+	}
+	d = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosqlbody, &isnull);
+	if (!isnull)
+	{
+		/* BEGIN ATOMIC or RETURN: already analysed at creation. */
+		body = stringToNode(TextDatumGetCString(d));
+		ReleaseSysCache(tup);
+		return body;
+	}
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcontext);
+	PG_TRY();
+	{
+		char	   *src;
+		SQLFunctionParseInfoPtr pinfo;
+		List	   *raw;
+		ListCell   *lc;
+		List	   *queries = NIL;
+
+		d = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
+		if (isnull)
+			elog(ERROR, "null prosrc for function %u", funcid);
+		src = TextDatumGetCString(d);
+		pinfo = prepare_sql_fn_parse_info(tup, NULL, InvalidOid);
+		raw = pg_parse_query(src);
+		foreach(lc, raw)
+			queries = list_concat(queries,
+								  pg_analyze_and_rewrite_withcb(lfirst_node(RawStmt, lc),
+																src,
+																(ParserSetupHook) sql_fn_parser_setup,
+																pinfo, NULL));
+		body = (Node *) queries;
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+		/* A cancel is not a fact about the function. */
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		body = NULL;
+	}
+	PG_END_TRY();
+	ReleaseSysCache(tup);
+	return body;
+}
+
+/*
+ * A function that an immutable SQL function calls, directly or through
+ * other SQL functions, that is not immutable; InvalidOid if there is none
+ * that can be seen (the bodies of other languages are opaque).
+ */
+static Oid
+mutable_inside(Oid funcid, List **visited)
+{
+	Node	   *body;
+	Oid			culprit = InvalidOid;
+	MzcWalk		w;
+	ListCell   *lc;
+
+	if (list_member_oid(*visited, funcid))
+		return InvalidOid;
+	*visited = lappend_oid(*visited, funcid);
+	check_stack_depth();
+	if ((body = sql_function_body(funcid)) == NULL)
+		return InvalidOid;
+	if (find_mutable(body, &culprit))
+		return culprit;
+	memset(&w, 0, sizeof(w));
+	(void) walk_collect(body, &w);
+	foreach(lc, w.funcids)
+		if (OidIsValid(culprit = mutable_inside(lfirst_oid(lc), visited)))
+			return culprit;
+	return InvalidOid;
+}
+
+/* Look into the SQL functions that the query calls (see mutable_inside). */
+static void
+check_sql_function_bodies(Query *expanded)
+{
+	MzcWalk		w;
+	List	   *visited = NIL;
+	ListCell   *lc;
+
+	memset(&w, 0, sizeof(w));
+	(void) walk_collect((Node *) expanded, &w);
+	foreach(lc, w.funcids)
+	{
+		Oid			funcid = lfirst_oid(lc);
+		Oid			culprit = mutable_inside(funcid, &visited);
+
+		if (OidIsValid(culprit))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("cannot materialize a call to %s()",
+							get_func_name(funcid)),
+					 errdetail("Function %s() is declared IMMUTABLE but calls %s(), which is not immutable.",
+							   get_func_name(funcid), get_func_name(culprit)),
+					 errhint("Declare %s() with the volatility of what it calls.",
+							 get_func_name(funcid))));
+	}
+}
+
+/* What the determinism walk knows about where it is. */
+typedef struct MzcOrderWalk
+{
+	Query	   *query;			/* the query level being walked */
+	Query	   *exists;			/* the subquery of the EXISTS being entered */
+} MzcOrderWalk;
+
+/* A LIMIT or OFFSET that changes the result: not absent, NULL or 0. */
+static bool
+limit_effective(Node *expr)
+{
+	if (expr == NULL)
+		return false;
+	/* The query is immutable by now, so its limits fold to constants. */
+	expr = eval_const_expressions(NULL, copyObject(expr));
+	if (IsA(expr, Const))
+	{
+		Const	   *k = (Const *) expr;
+
+		if (k->constisnull)
+			return false;
+		if (k->consttype == INT8OID && DatumGetInt64(k->constvalue) == 0)
+			return false;
+	}
+	return true;
+}
+
+/* The target entry is sorted by one of sort, or equals one that is. */
+static bool
+tle_sorted(TargetEntry *tle, List *tlist, List *sort)
+{
+	ListCell   *lc;
+
+	foreach(lc, sort)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		TargetEntry *sorted = get_sortgroupclause_tle(sgc, tlist);
+
+		if (sorted == tle || equal(sorted->expr, tle->expr))
+			return true;
+	}
+	return false;
+}
+
+/* Every output column (every argument) of tlist that is not constant. */
+static bool
+sort_is_total(List *tlist, List *sort)
+{
+	ListCell   *lc;
+
+	foreach(lc, tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		if (tle->resjunk || IsA(tle->expr, Const))
+			continue;
+		if (!tle_sorted(tle, tlist, sort))
+			return false;
+	}
+	return true;
+}
+
+static void
+check_query_order(Query *q, bool in_exists)
+{
+	bool		offset = limit_effective(q->limitOffset);
+	bool		limit = limit_effective(q->limitCount);
+
+	/*
+	 * WITH TIES keeps every row that ties with the last, so any order is
+	 * enough; under EXISTS only whether a row is left matters.
+	 */
+	if (!offset && q->limitOption == LIMIT_OPTION_WITH_TIES)
+		limit = false;
+	if (!offset && in_exists)
+		limit = false;
+	if ((limit || offset) && !sort_is_total(q->targetList, q->sortClause))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("cannot materialize %s without an ORDER BY over every output column",
+						offset ? "OFFSET" : "LIMIT"),
+				 errdetail("Rows that tie in the ORDER BY are kept or dropped arbitrarily, so the contents of the materialized view would not be a function of its inputs."),
+				 errhint("Add every output column of that query level to its ORDER BY, or use FETCH FIRST ... WITH TIES.")));
+	if (q->hasDistinctOn && !sort_is_total(q->targetList, q->sortClause))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("cannot materialize DISTINCT ON without an ORDER BY over every output column"),
+				 errdetail("DISTINCT ON keeps the first row of each group, and rows that tie in the ORDER BY come first arbitrarily."),
+				 errhint("Add every output column to the ORDER BY after the DISTINCT ON expressions.")));
+}
+
+static void
+check_aggref_order(Aggref *agg)
+{
+	const char *name;
+
+	/* DISTINCT sorts by the arguments themselves, which is total. */
+	if (agg->aggkind != AGGKIND_NORMAL || agg->aggdistinct != NIL ||
+		!ORDERED_AGG(agg->aggfnoid))
+		return;
+	name = get_func_name(agg->aggfnoid);
+	if (agg->aggorder == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("cannot materialize %s() without ORDER BY", name),
+				 errdetail("The result of %s() depends on the order of its input rows, which is arbitrary.",
+						   name),
+				 errhint("Order the input by the aggregated values, e.g. %s(x, ... ORDER BY x).",
+						 name),
+				 errposition(agg->location + 1)));
+	if (!sort_is_total(agg->args, agg->aggorder))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("cannot materialize %s() with an ORDER BY that does not include its arguments",
+						name),
+				 errdetail("Input rows that tie in the ORDER BY are aggregated in an arbitrary order."),
+				 errhint("Add the aggregated values to the end of the ORDER BY."),
+				 errposition(agg->location + 1)));
+}
+
+static void
+check_window_order(WindowFunc *wf, Query *q)
+{
+	WindowClause *wc = NULL;
+	ListCell   *lc;
+	int			fo;
+
+	foreach(lc, q->windowClause)
+		if (lfirst_node(WindowClause, lc)->winref == wf->winref)
+			wc = lfirst_node(WindowClause, lc);
+	if (wc == NULL || wc->orderClause != NIL)
+		return;
+	fo = wc->frameOptions;
+	if (ORDERED_WINFUNC(wf->winfnoid) ||
+		(wf->winagg && ORDERED_AGG(wf->winfnoid)) ||
+		((fo & FRAMEOPTION_ROWS) &&
+		 !((fo & FRAMEOPTION_START_UNBOUNDED_PRECEDING) &&
+		   (fo & FRAMEOPTION_END_UNBOUNDED_FOLLOWING))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("cannot materialize window function %s() over a window without ORDER BY",
+						get_func_name(wf->winfnoid)),
+				 errdetail("Without ORDER BY the rows of a partition come in an arbitrary order, which decides the result of %s() here.",
+						   get_func_name(wf->winfnoid)),
+				 errhint("Add ORDER BY to the window definition."),
+				 errposition(wf->location + 1)));
+}
+
+static bool
+order_walker(Node *node, MzcOrderWalk *w)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+	{
+		Query	   *q = (Query *) node;
+		MzcOrderWalk inner = {q, NULL};
+
+		check_query_order(q, q == w->exists);
+		return query_tree_walker(q, order_walker, (void *) &inner, 0);
+	}
+	if (IsA(node, SubLink) && ((SubLink *) node)->subLinkType == EXISTS_SUBLINK)
+		w->exists = (Query *) ((SubLink *) node)->subselect;
+	else if (IsA(node, Aggref))
+		check_aggref_order((Aggref *) node);
+	else if (IsA(node, WindowFunc))
+		check_window_order((WindowFunc *) node, w->query);
+	return expression_tree_walker(node, order_walker, (void *) w);
+}
+
+/*
+ * Refuse what is immutable but still not determined by the inputs (see
+ * the section header): moments frozen at analysis (in query, the analysed
+ * definition, found through moments, its literals), the bodies of SQL
+ * functions, and orders that are not total (in expanded, so that views
+ * are looked into).
+ */
+static void
+check_deterministic(Query *query, List *moments, Query *expanded)
+{
+	MzcOrderWalk w = {NULL, NULL};
+
+	if (moments != NIL)
+		(void) find_moment_const((Node *) query, moments);
+	check_sql_function_bodies(expanded);
+	(void) order_walker((Node *) expanded, &w);
+}
+
 /*
  * The logical inputs: every relation left after expansion (relids) must be
  * a collection that already has its global id.
@@ -366,11 +893,12 @@ mzcoord_analyze_query(const char *sql, Oid check_user, MzcQueryInfo *info)
 	Query	   *expanded;
 	MzcWalk		direct;
 	MzcWalk		leaves;
+	List	   *moments = NIL;
 
 	memset(info, 0, sizeof(*info));
 	mzcoord_parse_context_push(&ctx, "query of a materialized view", sql, 0);
 
-	query = analyze_select(sql);
+	query = analyze_select(sql, &moments);
 	info->columns = output_columns(query);
 
 	/* What the query names directly: its dependencies. */
@@ -396,6 +924,7 @@ mzcoord_analyze_query(const char *sql, Oid check_user, MzcQueryInfo *info)
 	if (OidIsValid(check_user))
 		check_privileges(&leaves, check_user);
 	check_immutable(expanded);
+	check_deterministic(query, moments, expanded);
 
 	/* Every relation left after expansion must be a collection. */
 	collect_inputs(leaves.relids, info);
