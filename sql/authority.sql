@@ -147,8 +147,9 @@ SELECT mzcoord.create_table('au_epoch') IS NOT NULL AS registered;
 SELECT wait_until($$SELECT s.epoch = e.epoch FROM mzcoord.controller_status() s,
                                                   mzcoord.coordinator_epoch e$$) AS status_epoch;
 SELECT epoch AS epoch_before FROM mzcoord.coordinator_epoch \gset
-UPDATE mzcoord.coordinator_epoch SET epoch = epoch + 1;
-SELECT wait_until(format($$SELECT e.epoch > %s + 1 AND s.epoch = e.epoch
+-- A jump of 100, so that no other counter can match by chance.
+UPDATE mzcoord.coordinator_epoch SET epoch = epoch + 100;
+SELECT wait_until(format($$SELECT e.epoch > %s + 100 AND s.epoch = e.epoch
                              FROM mzcoord.controller_status() s, mzcoord.coordinator_epoch e$$,
                          :epoch_before), 60) AS status_epoch_after_fencing;
 SELECT wait_until($$SELECT ready FROM mzcoord.controller_status()$$) AS ready_again;
