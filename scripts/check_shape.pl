@@ -8,7 +8,14 @@
 #     the order core < base < timeline < controller < storage, catalog <
 #     compute < worker < init (storage and catalog never include each other);
 #  4. the pure core includes no PostgreSQL header and no plane header;
-#  5. the module include graph has no cycle.
+#  5. the module include graph has no cycle;
+#  6. every source path cited in the documents (README.md, doc/*.md but the
+#     dated design log, which keeps the paths of its day), in the tests,
+#     bench/, scripts/ and in comments of src/ names something that exists
+#     (a cited "src/" path, and a bare file name such as foo.c or foo.h in
+#     prose or comments must be a file under src/ or test/, or one of the
+#     PostgreSQL source files in %pg_files).  The frozen install scripts of
+#     released versions are not checked.
 #
 # Usage: scripts/check_shape.pl [source root, default: the repository's src]
 # Exits 1 and names each violation; prints a summary otherwise.
@@ -115,6 +122,76 @@ sub visit
 	$colour{$m} = 2;
 }
 visit($_) for grep { !$colour{$_} } sort keys %files_of;
+
+# 6. Cited paths.  Citations of PostgreSQL's own sources are allowed by name.
+my %pg_files = map { $_ => 1 } qw(
+  postgres.h fmgr.h funcapi.h miscadmin.h pgstat.h
+  slot.c worker_spi.c pg_stat_statements.c bgworker.c
+);
+my $top = dirname($src);
+my %known;
+{
+	my @dirs = ("$top/src", "$top/test");
+	while (my $d = shift @dirs)
+	{
+		for my $e (glob("$d/*"))
+		{
+			if (-d $e) { push @dirs, $e; next; }
+			$known{ basename($e) } = 1;
+		}
+	}
+}
+
+# The parts of a file that cite: all of it for paths; for bare names, all
+# of a document and only the comments of code (aliases like s.c in SQL).
+sub comments_of
+{
+	my ($f, $text) = @_;
+	return $text if $f =~ /\.md$/;
+	if ($f =~ /\.[ch]$/)
+	{
+		my @c = $text =~ m{(/\*.*?\*/|//[^\n]*)}sg;
+		return join("\n", @c);
+	}
+	my $mark = $f =~ /\.(sql|spec|replace)$/ ? '--' : '#';
+	return join("\n", $text =~ /\Q$mark\E([^\n]*)/g);
+}
+
+my @cite_files = grep { -f } ("$top/README.md", grep { !/design-log\.md$/ } glob("$top/doc/*.md"));
+{
+	my @dirs = ("$top/src", "$top/test", "$top/sql", "$top/bench", "$top/scripts");
+	while (my $d = shift @dirs)
+	{
+		for my $e (sort glob("$d/*"))
+		{
+			# Released install scripts are frozen; this script names patterns.
+			next if $e =~ m{/(results|expected|frozen)$} || $e eq "$top/scripts/check_shape.pl";
+			if (-d $e) { push @dirs, $e; next; }
+			push @cite_files, $e if $e =~ /\.(c|h|sql|replace|pl|pm|sh|spec|py|conf)$/;
+		}
+	}
+}
+for my $f (@cite_files)
+{
+	my $text = slurp($f);
+	my $rel = $f =~ s{^\Q$top\E/}{}r;
+	my %seen;
+	while ($text =~ m~(?<![\w/.-])(src/[\w./-]*)([*\[{<\$%]?)~g)
+	{
+		my ($path, $glob) = ($1, $2);
+		next if $glob;			# a pattern such as src/sql/NN_*.sql
+		$path =~ s/[.-]+$//;
+		next if $seen{$path}++;
+		push @bad, "$rel cites $path, which does not exist" unless -e "$top/$path";
+	}
+	my $prose = comments_of($f, $text);
+	while ($prose =~ m{(?<![\w/.\$-])([A-Za-z_][\w-]*\.[ch])(?![\w/(-])}g)
+	{
+		my $name = $1;
+		next if $seen{$name}++ || $known{$name} || $pg_files{$name};
+		push @bad, "$rel cites $name, which is no file of src/ or test/";
+	}
+}
 
 if (@bad)
 {

@@ -143,3 +143,21 @@ DROP TABLE au.t1;
 DROP SCHEMA au;
 SELECT count(*) AS requirements_left FROM mzcoord.read_requirements;
 SELECT * FROM mzcoord.check_consistency();
+
+-- controller_status() shows the epoch the coordinator holds (issue 19), also
+-- after an advanced epoch fenced it and a new coordinator took the next one;
+-- the bootstrap count of shared memory is another number.  A registered
+-- table gives the coordinator something to publish, so that it meets the
+-- fence.
+CREATE TABLE au_epoch (a int);
+SELECT mzcoord.create_table('au_epoch') IS NOT NULL AS registered;
+SELECT wait_until($$SELECT s.epoch = e.epoch FROM mzcoord.controller_status() s,
+                                                  mzcoord.coordinator_epoch e$$) AS status_epoch;
+SELECT epoch AS epoch_before FROM mzcoord.coordinator_epoch \gset
+-- A jump of 100, so that no other counter can match by chance.
+UPDATE mzcoord.coordinator_epoch SET epoch = epoch + 100;
+SELECT wait_until(format($$SELECT e.epoch > %s + 100 AND s.epoch = e.epoch
+                             FROM mzcoord.controller_status() s, mzcoord.coordinator_epoch e$$,
+                         :epoch_before), 60) AS status_epoch_after_fencing;
+SELECT wait_until($$SELECT ready FROM mzcoord.controller_status()$$) AS ready_again;
+DROP TABLE au_epoch;

@@ -34,9 +34,24 @@
 #include "utils/lsyscache.h"
 
 #include "authority.h"
+#include "controller.h"
 
 /* This process's epoch and the extension it was taken for. */
 static int64 my_epoch = 0;
+
+/*
+ * Shows the epoch this coordinator holds in controller_status().  The
+ * shared copy is needed because my_epoch lives only in this process; the
+ * controller's own epoch counts bootstraps of this server's shared memory
+ * (it starts again at 1 after a restart or a promotion) and is no durable
+ * epoch.
+ */
+static void
+show_epoch(int64 epoch)
+{
+	if (mzcoord_ctl != NULL)
+		pg_atomic_write_u64(&mzcoord_ctl->coordinator_epoch, (uint64) epoch);
+}
 static Oid	my_ext = InvalidOid;
 
 static Oid
@@ -75,6 +90,7 @@ mzcoord_authority_begin(Oid ext)
 	my_epoch = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 										   SPI_tuptable->tupdesc, 1, &isnull));
 	my_ext = ext;
+	show_epoch(my_epoch);
 	ereport(LOG,
 			(errmsg("mzcoord coordinator: publishing under epoch " INT64_FORMAT,
 					my_epoch)));
@@ -94,11 +110,26 @@ mzcoord_authority_fence(void)
 	current = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 										  SPI_tuptable->tupdesc, 1, &isnull));
 	if (current != my_epoch)
+	{
+		/*
+		 * This process no longer holds an epoch; clear it unless the newer
+		 * coordinator already shows its own.
+		 */
+		if (mzcoord_ctl != NULL)
+		{
+			uint64		shown = (uint64) my_epoch;
+
+			(void) pg_atomic_compare_exchange_u64(&mzcoord_ctl->coordinator_epoch,
+												  &shown, 0);
+		}
 		ereport(FATAL,
 				(errcode(ERRCODE_ADMIN_SHUTDOWN),
 				 errmsg("mzcoord coordinator: fenced: epoch " INT64_FORMAT " superseded by epoch " INT64_FORMAT ", exiting without publishing",
 						my_epoch, current),
 				 errdetail("Another coordinator started, or the epoch in mzcoord.coordinator_epoch was advanced.")));
+	}
+	/* Also after a reset cleared it while this coordinator kept its epoch. */
+	show_epoch(my_epoch);
 	return true;
 }
 

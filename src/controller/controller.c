@@ -223,6 +223,7 @@ mzcoord_controller_shmem_init(LWLock *lock, bool found_unused)
 		memset(mzcoord_ctl, 0, sizeof(MzcController));
 		mzcoord_ctl->lock = lock;
 		pg_atomic_init_u64(&mzcoord_ctl->epoch, 0);
+		pg_atomic_init_u64(&mzcoord_ctl->coordinator_epoch, 0);
 		ConditionVariableInit(&mzcoord_ctl->ready_cv);
 		mzcoord_ctl->capacity = capacity;
 		mzcoord_ctl->nnodes = ctl_nodes_for(capacity, mzcoord_max_holds);
@@ -700,6 +701,7 @@ mzcoord_controller_reset(void)
 	{
 		mzcoord_ctl_clear();
 		(void) pg_atomic_fetch_add_u64(&mzcoord_ctl->epoch, 1);
+		pg_atomic_write_u64(&mzcoord_ctl->coordinator_epoch, 0);
 		mzcoord_ctl->ready = false;
 		mzcoord_ctl->ext_oid = InvalidOid;
 	}

@@ -124,6 +124,15 @@ typedef struct MzcController
 	pg_atomic_uint64 epoch;		/* incremented by every (re)bootstrap */
 
 	/*
+	 * The durable epoch (mzcoord.coordinator_epoch) the coordinator took,
+	 * for controller_status(); 0 when none holds one.  Written lock-free by
+	 * the coordinator alone (authority.c) and cleared by a reset: the
+	 * bootstrap counter above is a different number, private to this
+	 * server's shared memory, and says nothing about the durable epoch.
+	 */
+	pg_atomic_uint64 coordinator_epoch;
+
+	/*
 	 * Set by the tick until its rows are durable, cleared by tick_committed
 	 * (tick.c) and by a bootstrap.
 	 */

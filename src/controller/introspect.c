@@ -273,7 +273,8 @@ mzcoord_controller_status(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
 	memcpy(&copy, mzcoord_ctl, sizeof(copy));
-	epoch = pg_atomic_read_u64(&mzcoord_ctl->epoch);
+	/* The durable epoch the coordinator holds, not the bootstrap counter. */
+	epoch = pg_atomic_read_u64(&mzcoord_ctl->coordinator_epoch);
 	LWLockRelease(mzcoord_ctl->lock);
 
 	memset(nl, 0, sizeof(nl));

@@ -178,7 +178,7 @@ BEGIN
     END IF;
     PERFORM mzcoord._stage_collection(p_item.id, p_item.id, p_rel, p_item.kind,
                                       p_since, p_upper, p_inputs);
-    -- Tables and sources get their history (src/storage/storage.c).
+    -- Tables and sources get their history (src/storage/install.c).
     PERFORM mzcoord._storage_install(p_item.id, p_item.kind, p_rel, p_since);
     PERFORM mzcoord._log(p_batch, p_item.id, 'create',
         jsonb_build_object('kind', p_item.kind,

@@ -1,6 +1,6 @@
 -- Part 40: the data plane of tables and sources (issue 6): history
 -- relations, capture of table writes, source appends, AS OF reads and
--- physical compaction.  See src/storage/storage.h.
+-- physical compaction.  See src/storage/ (history.h, capture.c, read.c).
 
 -- One row per table or source collection: its relation, its history
 -- relation mzcoord.history_u<N>, and how far that history is compacted.

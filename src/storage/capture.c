@@ -12,7 +12,7 @@
  * TRUNCATE retracts every row the table has (read with a fresh snapshot:
  * TRUNCATE is not MVCC-safe and removes rows this transaction cannot see).
  * COPY FROM is an INSERT for the triggers.  The rows go straight into the
- * history heap and its indexes in batches (storage.c), as COPY does.
+ * history heap and its indexes in batches (history.c), as COPY does.
  *
  * Write timestamps.  A transaction records its updates at a provisional
  * write timestamp W, taken from the oracle at its first write; its commit

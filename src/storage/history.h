@@ -61,7 +61,7 @@ typedef struct MzcHistory
 	bool		valid;
 } MzcHistory;
 
-/* storage.c */
+/* history.c */
 extern MzcHistory *mzcoord_history_lookup(Oid relid, bool missing_ok);
 extern MzcHistory *mzcoord_history_copy(const MzcHistory *h);
 extern int	mzcoord_become_owner(Oid owner, Oid *save_user, int *save_sec);
