@@ -15,7 +15,8 @@ SET statement_timeout = '20s';
 -- Defect 5: the largest time can never be complete, on any collection.
 SELECT try('SELECT count(*) FROM mzcoord.read_at(NULL::ht.t, 9223372036854775807)');
 SELECT try('SELECT count(*) FROM mzcoord.read_at(NULL::ht.s, 9223372036854775807)');
-SELECT try('SELECT count(*) FROM mzcoord.changes(NULL::ht.t, 0, 9223372036854775807)');
+SELECT since AS t_since FROM mzcoord.frontiers WHERE relation = 'ht.t'::regclass \gset
+SELECT try(format('SELECT count(*) FROM mzcoord.changes(NULL::ht.t, %s, 9223372036854775807)', :t_since));
 SELECT try('SELECT count(*) FROM mzcoord._updates_at(NULL::ht.s, 9223372036854775807, 1)');
 SELECT try('SELECT mzcoord.select_timestamp(ARRAY[''ht.t''::regclass], as_of => 9223372036854775807)');
 SELECT try('SELECT mzcoord.select_timestamp(ARRAY[''ht.s''::regclass], ''serializable'', as_of_at_least => 9223372036854775807)');
@@ -23,7 +24,7 @@ SELECT try('SELECT mzcoord.select_timestamp(ARRAY[''ht.s''::regclass], ''seriali
 SET mzcoord.max_future = 1;
 SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 600000 AS later \gset
 SELECT try(format('SELECT count(*) FROM mzcoord.read_at(NULL::ht.t, %s)', :later));
-SELECT try(format('SELECT count(*) FROM mzcoord.changes(NULL::ht.t, 0, %s)', :later));
+SELECT try(format('SELECT count(*) FROM mzcoord.changes(NULL::ht.t, %s, %s)', :t_since, :later));
 -- Nothing is held by a refused call (holds of a transaction last to its end).
 BEGIN;
 SELECT try(format('SELECT mzcoord.select_timestamp(ARRAY[''ht.t''::regclass], as_of => %s)', :later));
