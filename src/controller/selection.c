@@ -119,8 +119,8 @@ ts_call_parse(FunctionCallInfo fcinfo, MzcTsCall *c)
 }
 
 /*
- * Can target t ever be complete at ts?  A target already complete there is
- * (a sealed collection is complete at every time).  Otherwise no upper can
+ * Can target t ever be complete at ts?  It can if it already is (a sealed
+ * collection is complete at every time).  Otherwise no upper can
  * pass the largest timestamp, and the table timeline follows the clock: it
  * cannot reach a time more than mzcoord.max_future beyond the current time
  * within the future mzcoord allows anywhere else (appends, uppers and
@@ -202,6 +202,7 @@ ts_call_determine_locked(MzcTsCall *c)
 {
 	mzc_ts_request req;
 
+	c->unreachable = -1;
 	c->bad = mzcoord_resolve_targets_locked(c->targets, c->n, c->table_upper);
 	if (c->bad >= 0)
 		return;
@@ -224,7 +225,6 @@ ts_call_determine_locked(MzcTsCall *c)
 	mzc_ts_result_init(&c->res, c->lower, c->n + MZC_TS_EXTRA_LOWER,
 					   c->blocking, c->n);
 	c->status = mzc_determine_timestamp(&req, &c->res, &c->err);
-	c->unreachable = -1;
 	if (c->check_reach && c->status == MZC_OK && !c->res.respond_immediately)
 		for (int i = 0; i < c->n && c->unreachable < 0; i++)
 		{
