@@ -231,16 +231,17 @@ SELECT format('SELECT c1 AS k, c2 AS total, c3 AS n, ts - %s AS t, diff FROM %s 
 -- ---------------------------------------------------------------------
 -- Schedules, over the same source.
 -- ---------------------------------------------------------------------
--- At creation: once, at its as-of (the least time its input can be read
--- at: u0, the source's since); then the upper is the empty frontier.
+-- At creation: once, at the creation's time: for a source, the last time
+-- it is complete at (u0 + 9, its upper being u0 + 10), so that it has
+-- every append made before; then the upper is the empty frontier.
 SELECT mzcoord.create_materialized_view('mvr.m_once', 'SELECT k, v FROM mvr.s',
     '1 hour', ARRAY['at creation']) IS NOT NULL AS created;
 SELECT wait_until($$SELECT mvr.sealed('mvr.m_once')$$);
 SELECT c.as_of - :u0 AS as_of, c.upper IS NULL AS durable_empty
   FROM mzcoord.collections c JOIN mzcoord.storage s USING (global_id)
  WHERE s.relation = 'mvr.m_once'::regclass;
-SELECT mvr.at('mvr.m_once', 0) AS at_0, mvr.at('mvr.m_once', 9) AS at_9,
-       mvr.at('mvr.m_once', 100000) AS much_later;
+SELECT mvr.at('mvr.m_once', 9) AS at_9, mvr.at('mvr.m_once', 100000) AS much_later,
+       mvr.at('mvr.s', 9) AS source_at_9;
 SELECT * FROM mvr.m_once ORDER BY k, v;
 
 -- At given times: refreshed at u0 + 12 and u0 + 20, the upper waiting at
@@ -248,9 +249,24 @@ SELECT * FROM mvr.m_once ORDER BY k, v;
 SELECT mzcoord.create_materialized_view('mvr.m_at', 'SELECT k, v FROM mvr.s', '1 hour',
     ARRAY[format('at %s', :u0 + 20), format('at %s', :u0 + 12)]) IS NOT NULL AS created;
 -- And every 10 ms aligned to u0 + 5: its as-of is u0 + 5 (the first
--- refresh at or after u0), then it refreshes at u0 + 15, 25, ...
+-- refresh at or after u0), then it refreshes at u0 + 15, 25, ...  An
+-- interval below mzcoord.tick_interval (100 ms here) is refused at
+-- creation: lower the setting for it.  A new session starts with the
+-- reloaded settings (the postmaster reloads them before it forks it); the
+-- view keeps its schedule once the setting is back.
+ALTER SYSTEM SET mzcoord.tick_interval = 10;
+SELECT pg_reload_conf();
+\c
+SET timezone = 'UTC';
+SET search_path = mvr, public;
 SELECT mzcoord.create_materialized_view('mvr.m_every', 'SELECT k, sum(v) AS total FROM mvr.s GROUP BY k',
     '1 hour', ARRAY[format('every 10 milliseconds aligned to %s', :u0 + 5)]) IS NOT NULL AS created;
+ALTER SYSTEM RESET mzcoord.tick_interval;
+SELECT pg_reload_conf();
+\c
+SET timezone = 'UTC';
+SET search_path = mvr, public;
+SHOW mzcoord.tick_interval;
 SELECT s.relation, c.as_of - :u0 AS as_of
   FROM mzcoord.collections c JOIN mzcoord.storage s USING (global_id)
  WHERE s.relation IN ('mvr.m_at'::regclass, 'mvr.m_every'::regclass) ORDER BY 1;
@@ -293,7 +309,7 @@ SELECT p, mvr.at('mvr.m_every', p) FROM (VALUES (25), (34), (35), (44)) v(p);
 -- A scheduled view without inputs refreshes once: nothing can change
 -- after (it does not run ahead through its schedule).
 SELECT mzcoord.create_materialized_view('mvr.m_const', 'SELECT 1 AS one', '1 hour',
-    ARRAY['every 10 milliseconds']) IS NOT NULL AS created;
+    ARRAY['every 100 milliseconds']) IS NOT NULL AS created;
 SELECT wait_until($$SELECT mvr.sealed('mvr.m_const')$$) AS sealed;
 SELECT wait_ticks(3);
 SELECT steps FROM mzcoord.maintenance_status WHERE name = 'mvr.m_const';

@@ -33,6 +33,7 @@
 #include "ids.h"
 #include "oracle.h"
 #include "schedule.h"
+#include "settings.h"
 #include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_sql_retain_history_ms);
@@ -318,6 +319,21 @@ mzcoord_refresh_canonical(ArrayType *arr)
 				s = psprintf("at " INT64_FORMAT, c->at);
 				break;
 			default:
+
+				/*
+				 * The coordinator refreshes at most once per tick: a
+				 * shorter interval could never be kept.  Checked here, for
+				 * new schedules only, so that raising the setting later
+				 * leaves existing views working.
+				 */
+				if (c->every_ms < mzcoord_tick_interval)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("refresh interval of " INT64_FORMAT " ms is below mzcoord.tick_interval (%d ms)",
+									c->every_ms, mzcoord_tick_interval),
+							 errdetail("Views are refreshed at most once per tick of the coordinator."),
+							 errhint("Use an interval of at least %d ms.",
+									 mzcoord_tick_interval)));
 				if (c->aligned)
 					s = psprintf("every " INT64_FORMAT " milliseconds aligned to " INT64_FORMAT,
 								 c->every_ms, c->aligned_to);

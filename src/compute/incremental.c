@@ -1005,6 +1005,7 @@ mzcoord_updates_at(PG_FUNCTION_ARGS)
 	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
 
 	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	mzcoord_ctl_check_reachable(relid, at);
 	leased = mzcoord_ctl_hold_for_read(relid, at);
 	mzcoord_ctl_wait_complete(relid, at);
 

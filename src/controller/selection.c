@@ -29,6 +29,7 @@
 #include "oracle.h"
 #include "readhold.h"
 #include "selection.h"
+#include "settings.h"
 #include "shmem.h"
 #include "collections.h"
 #include "frontier.h"
@@ -36,6 +37,14 @@
 
 PG_FUNCTION_INFO_V1(mzcoord_select_timestamp);
 PG_FUNCTION_INFO_V1(mzcoord_explain_timestamp);
+
+/* Why a wait could never end (see target_reach_locked). */
+typedef enum TsReach
+{
+	TS_REACHABLE,
+	TS_AT_MAX,
+	TS_BEYOND_FUTURE
+} TsReach;
 
 /* One call: its arguments, the targets, and the core's decision. */
 typedef struct MzcTsCall
@@ -55,6 +64,11 @@ typedef struct MzcTsCall
 	mzc_ts		oracle_ts;
 	mzc_ts		table_upper;	/* read after oracle_ts was closed */
 	int			bad;
+	/* select_timestamp: refuse a time no wait can reach (see below) */
+	bool		check_reach;
+	mzc_ts		table_limit;
+	int			unreachable;	/* the target, or -1 */
+	TsReach		unreachable_why;
 } MzcTsCall;
 
 static void
@@ -105,6 +119,62 @@ ts_call_parse(FunctionCallInfo fcinfo, MzcTsCall *c)
 }
 
 /*
+ * Can target t ever be complete at ts?  It can if it already is (a sealed
+ * collection is complete at every time).  Otherwise no upper can
+ * pass the largest timestamp, and the table timeline follows the clock: it
+ * cannot reach a time more than mzcoord.max_future beyond the current time
+ * within the future mzcoord allows anywhere else (appends, uppers and
+ * refresh times are refused there too).  A source's upper is advanced
+ * explicitly, so for other collections only the largest timestamp is out
+ * of reach.  Caller holds the lock and resolved the targets.  Returns the
+ * reason (TS_REACHABLE if none).
+ */
+static TsReach
+target_reach_locked(const MzcTarget *t, mzc_ts ts, mzc_ts table_limit)
+{
+	if (!mzc_frontier_le_ts(t->upper, ts))
+		return TS_REACHABLE;
+	if (ts == MZC_TS_MAX)
+		return TS_AT_MAX;
+	if (mzcoord_ctl_info[t->slot].kind == MZC_KIND_TABLE && ts > table_limit)
+		return TS_BEYOND_FUTURE;
+	return TS_REACHABLE;
+}
+
+/* The latest time the table timeline may reach: see target_reach_locked. */
+static mzc_ts
+table_time_limit(void)
+{
+	mzc_ts		now = Max(mzcoord_now_ms(), mzcoord_oracle_readable());
+
+	return now + (mzc_ts) mzcoord_max_future * 60 * 1000;
+}
+
+/*
+ * Refuse a wait for ts that can never end (reason why, for target t), at
+ * once and before anything is held: otherwise it would last until
+ * statement_timeout.
+ */
+static void
+report_unreachable(const MzcTarget *t, mzc_ts ts, TsReach why)
+{
+	if (why == TS_AT_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp " INT64_FORMAT " can never be complete for \"%s\"",
+						(int64) ts, mzcoord_qualified_relname(t->relid)),
+				 errdetail("No upper can pass the largest timestamp; only a sealed collection is complete there."),
+				 errhint("Read at a timestamp below " INT64_FORMAT ".", PG_INT64_MAX)));
+	if (why == TS_BEYOND_FUTURE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timestamp " INT64_FORMAT " is too far in the future to read \"%s\"",
+						(int64) ts, mzcoord_qualified_relname(t->relid)),
+				 errdetail("The table timeline does not reach times more than mzcoord.max_future (%d min) beyond the current time.",
+						   mzcoord_max_future)));
+}
+
+/*
  * The oracle's read timestamp for the call, and the table upper after it.
  * A strict serializable read and a read of the freshest table write close
  * the timeline at every write committed so far (the linearization point);
@@ -132,6 +202,7 @@ ts_call_determine_locked(MzcTsCall *c)
 {
 	mzc_ts_request req;
 
+	c->unreachable = -1;
 	c->bad = mzcoord_resolve_targets_locked(c->targets, c->n, c->table_upper);
 	if (c->bad >= 0)
 		return;
@@ -154,6 +225,15 @@ ts_call_determine_locked(MzcTsCall *c)
 	mzc_ts_result_init(&c->res, c->lower, c->n + MZC_TS_EXTRA_LOWER,
 					   c->blocking, c->n);
 	c->status = mzc_determine_timestamp(&req, &c->res, &c->err);
+	if (c->check_reach && c->status == MZC_OK && !c->res.respond_immediately)
+		for (int i = 0; i < c->n && c->unreachable < 0; i++)
+		{
+			c->unreachable_why = target_reach_locked(&c->targets[i],
+													 c->res.timestamp,
+													 c->table_limit);
+			if (c->unreachable_why != TS_REACHABLE)
+				c->unreachable = i;
+		}
 }
 
 /* Raise what went wrong in a determination (after the lock is released). */
@@ -168,6 +248,9 @@ ts_call_report(MzcTsCall *c)
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("timestamp selection failed: %s", c->err.message)));
+	if (c->unreachable >= 0)
+		report_unreachable(&c->targets[c->unreachable], c->res.timestamp,
+						   c->unreachable_why);
 }
 
 /*
@@ -222,6 +305,31 @@ wait_for_uppers(MzcTsCall *c, mzc_ts ts)
 }
 
 /*
+ * Refuse at once a read of relid at `at` that could never become complete
+ * (see target_reach_locked).  Changes nothing: call it before taking holds.
+ */
+void
+mzcoord_ctl_check_reachable(Oid relid, mzc_ts at)
+{
+	MzcTarget	t;
+	mzc_ts		limit = table_time_limit();
+	mzc_ts		table_upper = mzcoord_oracle_readable() + 1;
+	int			bad;
+	TsReach		why = TS_REACHABLE;
+
+	memset(&t, 0, sizeof(t));
+	t.relid = relid;
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	bad = mzcoord_resolve_targets_locked(&t, 1, table_upper);
+	if (bad < 0)
+		why = target_reach_locked(&t, at, limit);
+	LWLockRelease(mzcoord_ctl->lock);
+	if (bad >= 0)
+		mzcoord_report_not_registered(relid);
+	report_unreachable(&t, at, why);
+}
+
+/*
  * mzcoord.select_timestamp(rels regclass[], isolation text,
  *		as_of bigint, as_of_at_least bigint) RETURNS bigint
  */
@@ -245,6 +353,8 @@ mzcoord_select_timestamp(PG_FUNCTION_ARGS)
 
 	ts_call_oracle_ts(&c);
 	now = GetCurrentTimestamp();
+	c.check_reach = true;
+	c.table_limit = table_time_limit();
 
 	/*
 	 * Decide under the shared lock; take the holds under the exclusive one,
@@ -255,12 +365,12 @@ mzcoord_select_timestamp(PG_FUNCTION_ARGS)
 	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
 	ts_call_determine_locked(&c);
 	LWLockRelease(mzcoord_ctl->lock);
-	if (c.bad < 0 && c.status == MZC_OK)
+	if (c.bad < 0 && c.status == MZC_OK && c.unreachable < 0)
 	{
 		LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
 		if (!mzcoord_targets_still_valid_locked(c.targets, c.n, c.res.timestamp))
 			ts_call_determine_locked(&c);
-		if (c.bad < 0 && c.status == MZC_OK)
+		if (c.bad < 0 && c.status == MZC_OK && c.unreachable < 0)
 		{
 			for (int i = 0; i < c.n; i++)
 			{

@@ -16,6 +16,12 @@
 
 #include "frontier.h"
 
+/*
+ * Refuse at once (22003, 22023) a read of relid at `at` that can never
+ * become complete; call before taking holds.
+ */
+extern void mzcoord_ctl_check_reachable(Oid relid, mzc_ts at);
+
 /* Wait, cancellably, until relid is complete at `at` (at < upper). */
 extern void mzcoord_ctl_wait_complete(Oid relid, mzc_ts at);
 

@@ -60,6 +60,7 @@ PG_FUNCTION_INFO_V1(mzcoord_stage_drop);
 PG_FUNCTION_INFO_V1(mzcoord_hold_inputs);
 PG_FUNCTION_INFO_V1(mzcoord_write_ts_sql);
 PG_FUNCTION_INFO_V1(mzcoord_creation_ts_sql);
+PG_FUNCTION_INFO_V1(mzcoord_creation_refresh_ts);
 
 /* Staged changes of the current transaction, in TopTransactionContext. */
 static List *staged = NIL;
@@ -405,6 +406,72 @@ mzcoord_creation_ts_sql(PG_FUNCTION_ARGS)
 	mzcoord_require_shmem();
 	mzcoord_ctl_require_ready();
 	PG_RETURN_INT64(mzcoord_oracle_now());
+}
+
+/*
+ * SQL: mzcoord._creation_refresh_ts(global_ids text[]) RETURNS bigint
+ *
+ * The time of an 'at creation' refresh of a view over these inputs: the
+ * creation's strict serializable time, so that it sees every write
+ * committed before the call.  For an input on the table timeline (a table,
+ * or a view or index, whose times follow the tables) that is the oracle's
+ * read timestamp, closing the timeline at every write committed so far;
+ * for a source, whose times are its appends, the last time it is complete
+ * at (upper - 1).  The caller holds the inputs and raises the view's as-of
+ * to this time, so it stays readable until the refresh ran, and it is
+ * committed with the view.
+ */
+Datum
+mzcoord_creation_refresh_ts(PG_FUNCTION_ARGS)
+{
+	int64	   *gids;
+	int			n;
+	int			npub;
+	bool		table_timeline = false;
+	mzc_ts		fresh = 0;
+
+	mzcoord_require_shmem();
+	mzcoord_ctl_require_ready();
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("global ids must not be null")));
+	gids = mzc_gid_array(PG_GETARG_ARRAYTYPE_P(0), &n);
+	npub = mzc_partition_published(gids, n);
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	for (int i = 0; i < npub; i++)
+	{
+		int32		slot = mzcoord_ctl_slot_of_gid(gids[i]);
+		mzc_frontier upper;
+
+		if (slot < 0)
+			continue;			/* _hold_inputs reports it */
+		if (mzcoord_ctl_info[slot].kind != MZC_KIND_SOURCE)
+		{
+			table_timeline = true;
+			continue;
+		}
+		upper = mzcoord_ctl_slots[slot].upper;
+		if (!upper.empty && upper.ts > 0)
+			fresh = Max(fresh, upper.ts - 1);
+	}
+	LWLockRelease(mzcoord_ctl->lock);
+	/* Created by this transaction: nothing was written to them before. */
+	for (int i = npub; i < n; i++)
+	{
+		MzcStaged  *st = mzc_staged_create(gids[i]);
+
+		if (st->kind != MZC_KIND_SOURCE)
+			table_timeline = true;
+	}
+	if (table_timeline)
+	{
+		mzc_ts		table_upper;
+
+		fresh = Max(fresh, mzcoord_oracle_read_ts_upper(&table_upper));
+	}
+	PG_RETURN_INT64(fresh);
 }
 
 /* ----------------------------------------------------------------

@@ -283,6 +283,13 @@ BEGIN
     IF p_item.refresh IS NOT NULL THEN
         v_detail := jsonb_build_object('least_valid_read', v_as_of,
                                        'refresh', to_jsonb(p_item.refresh));
+        -- 'at creation' refreshes at the creation's strict serializable
+        -- time, seeing every write committed before it (the inputs are
+        -- held above, and the as-of keeps that time readable after).
+        IF 'at creation' = ANY (p_item.refresh) AND cardinality(v_info.inputs) > 0 THEN
+            v_as_of := greatest(v_as_of,
+                                mzcoord._creation_refresh_ts(v_info.inputs));
+        END IF;
         v_as_of := mzcoord._refresh_first(p_item.refresh, v_as_of);
     END IF;
     PERFORM mzcoord._install_collection(p_batch, p_item, v_rel, v_as_of, v_as_of,

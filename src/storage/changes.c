@@ -268,6 +268,7 @@ mzcoord_changes(PG_FUNCTION_ARGS)
 
 	/* Hold at after, wait until upto is complete, then take the snapshot. */
 	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	mzcoord_ctl_check_reachable(relid, upto);
 	leased = mzcoord_ctl_hold_for_read(relid, after);
 	mzcoord_ctl_wait_complete(relid, upto);
 

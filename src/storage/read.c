@@ -313,6 +313,7 @@ mzcoord_read_at(PG_FUNCTION_ARGS)
 
 	/* Hold, wait until complete, and only then take the snapshot. */
 	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	mzcoord_ctl_check_reachable(relid, at);
 	leased = mzcoord_ctl_hold_for_read(relid, at);
 	mzcoord_ctl_wait_complete(relid, at);
 
