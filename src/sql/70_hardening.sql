@@ -87,10 +87,23 @@ FROM PUBLIC;
 -- of sources, views and sinks) are created ALWAYS already: a logical
 -- replication apply worker runs as replica, and the writes it applies to a
 -- registered table must be captured.
+-- ALTER TABLE refuses a table with pending trigger events: an update from
+-- an older catalog has queued checks of the catalog's deferred foreign
+-- keys.  They are run now, and the constraints deferred again after.
 DO $$
 DECLARE
     v record;
+    v_fkeys text;
 BEGIN
+    SELECT pg_catalog.string_agg(format('%I.%I', 'mzcoord', c.conname), ', '
+                                 ORDER BY c.conname)
+      INTO v_fkeys
+      FROM pg_catalog.pg_constraint c
+     WHERE c.connamespace = 'mzcoord'::regnamespace
+       AND c.condeferrable AND c.condeferred;
+    IF v_fkeys IS NOT NULL THEN
+        EXECUTE 'SET CONSTRAINTS ' || v_fkeys || ' IMMEDIATE';
+    END IF;
     FOR v IN SELECT t.tgrelid::regclass AS rel, t.tgname
                FROM pg_catalog.pg_trigger t
                JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
@@ -112,6 +125,9 @@ BEGIN
     LOOP
         EXECUTE format('ALTER EVENT TRIGGER %I ENABLE ALWAYS', v.evtname);
     END LOOP;
+    IF v_fkeys IS NOT NULL THEN
+        EXECUTE 'SET CONSTRAINTS ' || v_fkeys || ' DEFERRED';
+    END IF;
 END
 $$;
 
