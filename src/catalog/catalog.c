@@ -32,6 +32,7 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "utils/array.h"
@@ -180,13 +181,56 @@ mzcoord_check_registrable_table(Oid relid)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("cannot register unlogged table \"%s\"", name),
 				 errdetail("An unlogged table is emptied by a crash, which would contradict its history.")));
-	if (IsCatalogNamespace(cls->relnamespace) ||
-		IsToastNamespace(cls->relnamespace) ||
-		cls->relnamespace == mzcoord_catalog_namespace())
+	if (mzcoord_reserved_namespace(cls->relnamespace))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("cannot register system table \"%s\"", name)));
+				 errmsg("cannot register system table \"%s\"", name),
+				 errdetail("Schema \"%s\" is reserved for the system.",
+						   get_namespace_name(cls->relnamespace))));
 	ReleaseSysCache(tup);
+}
+
+/*
+ * Is nspid a schema no item may live in?  pg_dump dumps no relation of
+ * pg_catalog, information_schema or any other schema whose name starts with
+ * "pg_" (pg_toast among them), and the extension's schema holds its
+ * catalog.  An item there would be in the dumped catalog but its relation
+ * not in the dump, and no dump of the database would restore.  The same
+ * rule is the check "item relation in a schema that is not dumped" of
+ * check_consistency() (src/sql/70_hardening.sql).
+ */
+bool
+mzcoord_reserved_namespace(Oid nspid)
+{
+	char	   *nspname;
+
+	if (IsCatalogNamespace(nspid) || IsToastNamespace(nspid) ||
+		nspid == mzcoord_catalog_namespace())
+		return true;
+	nspname = get_namespace_name(nspid);
+	return nspname != NULL &&
+		(strncmp(nspname, "pg_", 3) == 0 ||
+		 strcmp(nspname, "information_schema") == 0);
+}
+
+/*
+ * Refuse to change the catalog under session_replication_role = replica.
+ * In that mode PostgreSQL fires no foreign key (the cascades from items to
+ * collections, bounds and requirements) and no trigger that is not ALWAYS:
+ * a DDL function would return an id without its collection, and a drop
+ * would leave its collections behind.  The catalog's own triggers fire
+ * ALWAYS (src/sql/70_hardening.sql) and call this too, so a direct write
+ * is refused the same way.
+ */
+void
+mzcoord_require_origin_role(void)
+{
+	if (SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot change the mzcoord catalog while session_replication_role is \"replica\""),
+				 errdetail("Foreign keys and ordinary triggers do not fire in this mode, so the catalog would become inconsistent."),
+				 errhint("Run the command with session_replication_role set to \"origin\".")));
 }
 
 /*
@@ -199,8 +243,7 @@ mzcoord_check_new_relation(Oid nspid, const char *relname)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("mzcoord items cannot be temporary")));
-	if (IsCatalogNamespace(nspid) || IsToastNamespace(nspid) ||
-		nspid == mzcoord_catalog_namespace())
+	if (mzcoord_reserved_namespace(nspid))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("cannot create \"%s\" in schema \"%s\"",

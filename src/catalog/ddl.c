@@ -383,6 +383,7 @@ mzc_require_args(FunctionCallInfo fcinfo, int nargs)
 					 errmsg("argument %d must not be null", i + 1)));
 	/* Before anything is locked: see mzcoord_extension_guard(). */
 	mzcoord_extension_guard();
+	mzcoord_require_origin_role();
 }
 
 /* ----------------------------------------------------------------

@@ -52,6 +52,7 @@
 #include "utils/portal.h"
 #include "utils/rel.h"
 
+#include "catalog.h"
 #include "support.h"
 #include "trigger.h"
 
@@ -265,6 +266,8 @@ mzcoord_items_trigger(PG_FUNCTION_ARGS)
 
 	if (TRIGGER_FIRED_BEFORE(td->tg_event))
 	{
+		/* This trigger fires ALWAYS; the foreign keys do not under replica. */
+		mzcoord_require_origin_role();
 		pending_events++;
 		return PointerGetDatum(NULL);
 	}

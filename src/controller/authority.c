@@ -36,6 +36,12 @@
 #include "authority.h"
 #include "controller.h"
 
+/*
+ * The largest epoch a coordinator may take; the guard of the table refuses
+ * any above it (src/sql/70_hardening.sql), which leaves room for restarts.
+ */
+#define MZC_EPOCH_MAX INT64CONST(4611686018427387904)
+
 /* This process's epoch and the extension it was taken for. */
 static int64 my_epoch = 0;
 
@@ -74,6 +80,30 @@ mzcoord_authority_begin(Oid ext)
 
 	if (my_ext == ext && my_epoch > 0)
 		return;
+
+	/*
+	 * The table is guarded (src/sql/70_hardening.sql), but a superuser can
+	 * disable the guard: say what is wrong and how to repair it rather than
+	 * fail on the increment.
+	 */
+	if (SPI_execute("SELECT epoch FROM mzcoord.coordinator_epoch",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "mzcoord: could not read the coordinator epoch");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("mzcoord coordinator: the coordinator epoch is missing"),
+				 errdetail("Table mzcoord.coordinator_epoch has no row; the coordinator cannot start without it."),
+				 errhint("As a superuser, restore the row with an epoch no lower than any published: INSERT INTO mzcoord.coordinator_epoch (epoch) SELECT coalesce(max(epoch), 0) FROM mzcoord.compaction_bounds;")));
+	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									SPI_tuptable->tupdesc, 1, &isnull)) >=
+		MZC_EPOCH_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("mzcoord coordinator: the coordinator epoch is exhausted"),
+				 errdetail("The epoch in mzcoord.coordinator_epoch is at least " INT64_FORMAT "; the coordinator cannot take a new one.",
+						   MZC_EPOCH_MAX),
+				 errhint("As a superuser, with no coordinator running, disable the trigger coordinator_epoch_guard, set the epoch to the largest epoch in mzcoord.compaction_bounds, and enable the trigger again.")));
 
 	/*
 	 * Waits for a publication of an older coordinator to commit (it holds

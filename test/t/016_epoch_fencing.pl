@@ -74,6 +74,28 @@ pass('the new coordinator publishes under its epoch');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM mzcoord.check_consistency()'),
 	'0', 'check_consistency() is clean');
 
+# The epoch row is guarded; a superuser who disables the guard and deletes
+# it stops the coordinator, whose start then says what is wrong and how to
+# repair it (issue 19).  The hinted repair lets the next start succeed.
+$logpos = -s $node->logfile;
+$node->safe_psql('postgres', q{
+	ALTER TABLE mzcoord.coordinator_epoch DISABLE TRIGGER coordinator_epoch_guard;
+	DELETE FROM mzcoord.coordinator_epoch;
+	ALTER TABLE mzcoord.coordinator_epoch ENABLE ALWAYS TRIGGER coordinator_epoch_guard;
+});
+$writer->query_safe(q{INSERT INTO f1 VALUES (3)});
+ok($node->wait_for_log(qr/the coordinator epoch is missing/, $logpos),
+	'a start without the epoch row says so');
+ok($node->log_contains(qr/HINT:  .*INSERT INTO mzcoord\.coordinator_epoch \(epoch\) SELECT coalesce\(max\(epoch\), 0\) FROM mzcoord\.compaction_bounds/, $logpos),
+	'and names the repair');
+$node->safe_psql('postgres', q{
+	INSERT INTO mzcoord.coordinator_epoch (epoch)
+	SELECT coalesce(max(epoch), 0) FROM mzcoord.compaction_bounds});
+$node->poll_query_until('postgres', qq{
+	SELECT epoch > $new AND pid IS NOT NULL FROM mzcoord.coordinator_epoch})
+  or die 'no coordinator start after the repair';
+pass('after the repair a coordinator starts with a newer epoch');
+
 $writer->quit;
 $node->stop;
 done_testing();
