@@ -35,9 +35,12 @@
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
@@ -344,4 +347,55 @@ mzcoord_sql_check_new_relation(PG_FUNCTION_ARGS)
 				 errmsg("schema \"%s\" does not exist", nspname)));
 	mzcoord_check_new_relation(nspid, NameStr(*PG_GETARG_NAME(1)));
 	PG_RETURN_VOID();
+}
+
+/*
+ * Whether the owner of a sink may export its input: it must be able to read
+ * all of it with a plain SELECT, now.  The history holds every row and
+ * applies no row security policy, so an input under row-level security for
+ * the owner (relrowsecurity, unless the owner bypasses it or owns the
+ * relation without FORCE) is refused like a missing SELECT privilege, as
+ * read_at() and changes() refuse it.  Checked when the sink is created
+ * (sink_name NULL: the current user, who becomes its owner) and at every
+ * export, as its owner: privileges can be revoked and policies enabled
+ * after the sink was created.  Errors with 42501.
+ */
+void
+mzcoord_sink_check_input(Oid input, Oid owner, const char *sink_name)
+{
+	AclResult	acl = pg_class_aclcheck(input, owner, ACL_SELECT);
+	char	   *input_name = get_rel_name(input);
+
+	if (acl != ACLCHECK_OK)
+	{
+		if (sink_name == NULL)
+			aclcheck_error(acl, get_relkind_objtype(get_rel_relkind(input)),
+						   input_name);
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to export \"%s\" into sink \"%s\"",
+						input_name, sink_name),
+				 errdetail("Role \"%s\", the owner of the sink, does not have SELECT privilege on \"%s\".",
+						   GetUserNameFromId(owner, false), input_name),
+				 errhint("The export resumes where it stopped once the privilege is granted again.")));
+	}
+	/* noError: the caller's row_security setting changes nothing here. */
+	if (check_enable_rls(input, owner, true) == RLS_ENABLED)
+	{
+		if (sink_name == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("cannot create a sink on \"%s\" under row-level security",
+							input_name),
+					 errdetail("A sink exports the whole history of its input, which does not apply the row security policies of the table."),
+					 errhint("Create the sink as a role that row-level security does not apply to on \"%s\".",
+							 input_name)));
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot export \"%s\" into sink \"%s\" under row-level security",
+						input_name, sink_name),
+				 errdetail("Row-level security applies to role \"%s\", the owner of the sink, on \"%s\"; the history does not apply the row security policies of the table.",
+						   GetUserNameFromId(owner, false), input_name),
+				 errhint("The export resumes where it stopped once row-level security no longer applies to the owner of the sink.")));
+	}
 }

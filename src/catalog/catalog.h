@@ -34,5 +34,7 @@ extern bool mzcoord_reserved_namespace(Oid nspid);
 extern void mzcoord_require_origin_role(void);
 extern void mzcoord_check_registrable_table(Oid relid);
 extern void mzcoord_check_new_relation(Oid nspid, const char *relname);
+extern void mzcoord_sink_check_input(Oid input, Oid owner,
+									 const char *sink_name);
 
 #endif							/* MZCOORD_CATALOG_H */

@@ -68,7 +68,6 @@
 
 #include "catalog.h"
 #include "coldefs.h"
-#include "export.h"
 #include "extension.h"
 #include "query.h"
 #include "schedule.h"

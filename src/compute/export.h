@@ -22,8 +22,6 @@ typedef struct MzcExportResult
 	int64		rows_exported;	/* rows written to the sink's relation */
 } MzcExportResult;
 
-extern void mzcoord_sink_check_input(Oid input, Oid owner,
-									 const char *sink_name);
 extern bool mzcoord_export_sink(int64 gid, MzcExportResult *res);
 
 #endif							/* MZCOORD_EXPORT_H */
