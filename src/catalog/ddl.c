@@ -180,6 +180,14 @@ mzc_check_role_limit(Oid owner)
 	bool		isnull;
 	int			limit = collections_per_role_limit();
 
+	/*
+	 * At or above the global limit the per-role limit cannot bind first
+	 * (every item has at least one collection slot); skip the count, which
+	 * scans the catalog, so bulk creations where it is raised stay cheap.
+	 */
+	if (limit >= mzcoord_max_collections)
+		return;
+
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, owner, 0, MZC_ROLE_LOCK_TAG);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 
