@@ -1273,8 +1273,10 @@ check_owner_privileges(const char *name, const char *verb)
 		MzcLease   *l = &leases[entry];
 
 		owner = l->owner;
+		/* A dropped relation is not protected any more: nothing to check. */
 		for (int i = 0; i < l->nrels; i++)
-			if (l->slots[i] >= 0)
+			if (l->slots[i] >= 0 &&
+				mzcoord_ctl_slots[l->slots[i]].state == MZC_COLL_ACTIVE)
 				relids[n++] = mzcoord_ctl_info[l->slots[i]].relid;
 	}
 	LWLockRelease(mzcoord_ctl->lock);
