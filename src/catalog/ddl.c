@@ -167,8 +167,7 @@ collections_per_role_limit(void)
  * at COMMIT, against shared memory).  The creations of one role serialize
  * on a lock of their own until COMMIT, so that two concurrent transactions
  * cannot both take the last place; the count then sees the items the other
- * committed (in READ COMMITTED; a REPEATABLE READ transaction counts with
- * its own snapshot).
+ * committed.
  */
 static void
 mzc_check_role_limit(Oid owner)
@@ -179,6 +178,7 @@ mzc_check_role_limit(Oid owner)
 	int64		owned;
 	bool		isnull;
 	int			limit = collections_per_role_limit();
+	SPIPlanPtr	plan;
 
 	/*
 	 * At or above the global limit the per-role limit cannot bind first
@@ -195,9 +195,19 @@ mzc_check_role_limit(Oid owner)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	/* Run with the caller's search_path: everything is qualified. */
-	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM mzcoord.items"
-							  " WHERE owner OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT ||
+	plan = SPI_prepare("SELECT pg_catalog.count(*) FROM mzcoord.items"
+					   " WHERE owner OPERATOR(pg_catalog.=) $1",
+					   1, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the count of a role's catalog items");
+
+	/*
+	 * A fresh snapshot, as RI checks use, also under REPEATABLE READ: it
+	 * sees what a creation this one waited for committed, and this
+	 * transaction's own items.
+	 */
+	if (SPI_execute_snapshot(plan, args, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not count the catalog items of a role");
 	owned = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
