@@ -81,6 +81,7 @@ start_cluster() {
 	say "starting a private cluster in $PGDATA on port $PORT"
 	init_private_cluster "$SOCK" "$PORT" "$DB" "\
 mzcoord.max_collections = ${2:-25000}
+mzcoord.max_collections_per_role = 10000000
 mzcoord.max_holds = 100000
 max_connections = 60
 shared_buffers = 1GB

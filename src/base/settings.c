@@ -35,6 +35,7 @@ int			mzcoord_ready_timeout = 10000;
 int			mzcoord_max_future = 366 * 24 * 60;
 int			mzcoord_max_holds_per_backend = -1;
 int			mzcoord_max_holds_per_role = -1;
+int			mzcoord_max_collections_per_role = -1;
 int			mzcoord_max_leases = 16;
 int			mzcoord_max_lease_ttl = 24 * 3600;
 
@@ -114,6 +115,21 @@ define_limit_settings(void)
 							"-1 means half of mzcoord.max_holds, so that one role can never "
 							"take every hold.",
 							&mzcoord_max_holds_per_role,
+							-1, -1, 10000000,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+
+	/*
+	 * Collections owned by one role (ddl.c): superuser-only for the same
+	 * reason, so that one role cannot take every collection slot.
+	 */
+	DefineCustomIntVariable("mzcoord.max_collections_per_role",
+							"Maximum number of collections one role may own.",
+							"Tables, sources, materialized views, indexes and sinks count. "
+							"-1 means half of mzcoord.max_collections, so that one role can "
+							"never take every collection slot.",
+							&mzcoord_max_collections_per_role,
 							-1, -1, 10000000,
 							PGC_SUSET,
 							0,

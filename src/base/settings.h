@@ -24,6 +24,7 @@ extern int	mzcoord_ready_timeout;
 extern int	mzcoord_max_future;
 extern int	mzcoord_max_holds_per_backend;
 extern int	mzcoord_max_holds_per_role;
+extern int	mzcoord_max_collections_per_role;
 extern bool mzcoord_auto_compact;
 extern bool mzcoord_read_only;
 extern bool mzcoord_incremental;

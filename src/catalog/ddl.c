@@ -71,6 +71,7 @@
 #include "extension.h"
 #include "query.h"
 #include "schedule.h"
+#include "settings.h"
 #include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_create_table);
@@ -84,6 +85,8 @@ PG_FUNCTION_INFO_V1(mzcoord_on_sql_drop);
 
 /* locktag_field4 of the name locks; PostgreSQL's advisory locks use 1 and 2. */
 #define MZC_NAME_LOCK_TAG 0x4D5A
+/* locktag_field4 of the per-role creation locks (mzc_check_role_limit). */
+#define MZC_ROLE_LOCK_TAG 0x4D5B
 
 #define MZC_INSERT_SIGNATURE \
 	"mzcoord._catalog_insert(text,name,name,regclass,regrole,interval,text[],text,text,text[])"
@@ -148,6 +151,81 @@ typedef struct MzcNewItem
 	ArrayType  *index_keys;
 } MzcNewItem;
 
+/* mzcoord.max_collections_per_role; -1 is half of mzcoord.max_collections. */
+static int
+collections_per_role_limit(void)
+{
+	if (mzcoord_max_collections_per_role >= 0)
+		return mzcoord_max_collections_per_role;
+	return Max(mzcoord_max_collections / 2, 1);
+}
+
+/*
+ * Refuse a new item of `owner` once the role owns
+ * mzcoord.max_collections_per_role items, so that one role cannot take the
+ * collection slots every other role needs (the global limit is only checked
+ * at COMMIT, against shared memory).  The creations of one role serialize
+ * on a lock of their own until COMMIT, so that two concurrent transactions
+ * cannot both take the last place; the count then sees the items the other
+ * committed.
+ */
+static void
+mzc_check_role_limit(Oid owner)
+{
+	LOCKTAG		tag;
+	Oid			argtypes[1] = {REGROLEOID};
+	Datum		args[1];
+	int64		owned;
+	bool		isnull;
+	int			limit = collections_per_role_limit();
+	SPIPlanPtr	plan;
+
+	/*
+	 * At or above the global limit the per-role limit cannot bind first
+	 * (every item has at least one collection slot); skip the count, which
+	 * scans the catalog, so bulk creations where it is raised stay cheap.
+	 */
+	if (limit >= mzcoord_max_collections)
+		return;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, owner, 0, MZC_ROLE_LOCK_TAG);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+
+	args[0] = ObjectIdGetDatum(owner);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* Run with the caller's search_path: everything is qualified. */
+	plan = SPI_prepare("SELECT pg_catalog.count(*) FROM mzcoord.items"
+					   " WHERE owner OPERATOR(pg_catalog.=) $1",
+					   1, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the count of a role's catalog items");
+
+	/*
+	 * A fresh snapshot, as RI checks use, also under REPEATABLE READ: it
+	 * sees what a creation this one waited for committed, and this
+	 * transaction's own items.
+	 */
+	if (SPI_execute_snapshot(plan, args, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not count the catalog items of a role");
+	owned = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+
+	if (owned >= limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many mzcoord collections for role \"%s\"",
+						GetUserNameFromId(owner, false)),
+				 errdetail_plural("The role owns %d collection (tables, sources, materialized views, indexes and sinks count), and mzcoord.max_collections_per_role allows %d.",
+								  "The role owns %d collections (tables, sources, materialized views, indexes and sinks count), and mzcoord.max_collections_per_role allows %d.",
+								  (unsigned long) owned,
+								  (int) owned, limit),
+				 errhint("Drop collections the role owns, or have a superuser raise mzcoord.max_collections_per_role.")));
+}
+
 static Datum
 mzc_insert_item(MzcNewItem *item)
 {
@@ -158,6 +236,7 @@ mzc_insert_item(MzcNewItem *item)
 	bool		isnull;
 	Datum		id;
 
+	mzc_check_role_limit(item->owner);
 	namestrcpy(&nsp, get_namespace_name(item->nspid));
 	namestrcpy(&rel, item->name);
 	values[0] = CStringGetTextDatum(item->kind);

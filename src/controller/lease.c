@@ -58,6 +58,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "parser/parse_func.h"
 #include "storage/shmem.h"
@@ -861,6 +862,43 @@ lease_name_arg(FunctionCallInfo fcinfo)
 	return name;
 }
 
+/*
+ * The name of a new lease: besides lease_name_arg()'s checks, no control
+ * character (a newline or an escape would garble every listing and log line
+ * that shows it) and not only spaces (it would look like no name at all).
+ * Only creation checks this, so that a lease created under the older rules
+ * can still be renewed and dropped by its name.
+ */
+static void
+check_new_lease_name(const char *name)
+{
+	bool		only_spaces = true;
+
+	for (int i = 0; name[i] != '\0'; i++)
+	{
+		unsigned char c = (unsigned char) name[i];
+
+		/* C0 controls and DEL; in UTF-8 also C1 controls (U+0080..U+009F). */
+		if (c < 0x20 || c == 0x7f ||
+			(GetDatabaseEncoding() == PG_UTF8 && c == 0xc2 &&
+			 (unsigned char) name[i + 1] >= 0x80 &&
+			 (unsigned char) name[i + 1] <= 0x9f))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_NAME),
+					 errmsg("invalid lease name: it contains a control character"),
+					 errdetail("Byte %d of the name is a control character.",
+							   i + 1),
+					 errhint("Use a name of printable characters.")));
+		if (c != ' ')
+			only_spaces = false;
+	}
+	if (only_spaces)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("invalid lease name: it consists only of spaces"),
+				 errhint("Use a name with at least one printable character that is not a space.")));
+}
+
 /* A ttl in milliseconds, checked against mzcoord.max_lease_ttl. */
 static int64
 lease_ttl_arg(FunctionCallInfo fcinfo, int argno)
@@ -1144,6 +1182,7 @@ mzcoord_create_lease(PG_FUNCTION_ARGS)
 
 	mzcoord_require_shmem();
 	name = lease_name_arg(fcinfo);
+	check_new_lease_name(name);
 	rels = lease_rels_arg(fcinfo, &n);
 	memset(&c, 0, sizeof(c));
 	c.not_collection = -1;
@@ -1205,6 +1244,61 @@ lock_record(const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("lease \"%s\" does not exist", name)));
+}
+
+/*
+ * Renewing and advancing need what creating needed: the owner of the lease
+ * must still be allowed to SELECT from each relation it holds.  A lease
+ * keeps history, so without this a role that lost the privilege could go
+ * on pinning the relation's history by renewing.  The check is on the
+ * owner, also when a superuser renews: the lease protects the owner's
+ * reads.  On failure the call raises 42501 and extends nothing; the lease
+ * stops protecting at its current expiry, at most its ttl later (not at
+ * once: the failed call's transaction aborts, so it cannot change the
+ * durable record, and shared memory must keep agreeing with the record).
+ * Leases of other owners are left to report_found().
+ */
+static void
+check_owner_privileges(const char *name, const char *verb)
+{
+	int32		entry;
+	Oid			owner = InvalidOid;
+	Oid			relids[MZC_LEASE_MAX_RELS];
+	int			n = 0;
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	entry = find_lease_locked(name);
+	if (entry >= 0)
+	{
+		MzcLease   *l = &leases[entry];
+
+		owner = l->owner;
+		/* A dropped relation is not protected any more: nothing to check. */
+		for (int i = 0; i < l->nrels; i++)
+			if (l->slots[i] >= 0 &&
+				mzcoord_ctl_slots[l->slots[i]].state == MZC_COLL_ACTIVE)
+				relids[n++] = mzcoord_ctl_info[l->slots[i]].relid;
+	}
+	LWLockRelease(mzcoord_ctl->lock);
+
+	if (entry < 0 || (owner != GetUserId() && !superuser()))
+		return;
+	for (int i = 0; i < n; i++)
+	{
+		bool		missing = false;
+
+		if (!OidIsValid(relids[i]))
+			continue;
+		if (pg_class_aclcheck_ext(relids[i], owner, ACL_SELECT,
+								  &missing) != ACLCHECK_OK && !missing)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to %s lease \"%s\"", verb, name),
+					 errdetail("Role \"%s\", the owner of the lease, no longer has SELECT privilege on relation \"%s\".",
+							   GetUserNameFromId(owner, false),
+							   qualified_relname(relids[i])),
+					 errhint("The lease is not extended and stops protecting when it expires. Drop it with mzcoord.drop_lease().")));
+	}
 }
 
 /* find_and_hold_locked(): hold at the lease's own time, or take no hold. */
@@ -1303,6 +1397,7 @@ mzcoord_renew_lease(PG_FUNCTION_ARGS)
 	name = lease_name_arg(fcinfo);
 	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
 	lock_record(name);
+	check_owner_privileges(name, "renew");
 	mzcoord_reserve_local_holds(MZC_LEASE_MAX_RELS);
 	reserve_op();
 	memset(&f, 0, sizeof(f));
@@ -1346,6 +1441,7 @@ mzcoord_advance_lease(PG_FUNCTION_ARGS)
 				 errmsg("lease time must not be negative: " INT64_FORMAT, at)));
 	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
 	lock_record(name);
+	check_owner_privileges(name, "advance");
 	mzcoord_reserve_local_holds(MZC_LEASE_MAX_RELS);
 	reserve_op();
 	memset(&f, 0, sizeof(f));
