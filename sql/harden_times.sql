@@ -67,3 +67,6 @@ SELECT try($$SELECT mzcoord._refresh_canonical('{"every 50 ms"}')$$);
 SELECT mzcoord._refresh_canonical('{"every 100 ms"}');
 SELECT count(*) AS created FROM mzcoord.items WHERE schema_name = 'ht' AND name = 'fast';
 RESET statement_timeout;
+
+DROP SCHEMA ht CASCADE;
+SELECT * FROM mzcoord.check_consistency();

@@ -182,8 +182,8 @@ mzc_check_role_limit(Oid owner)
 
 	/*
 	 * At or above the global limit the per-role limit cannot bind first
-	 * (every item has at least one collection slot); skip the count, which
-	 * scans the catalog, so bulk creations where it is raised stay cheap.
+	 * (every item has at least one collection slot); skip the count (an
+	 * index scan of the role's items, items_owner_idx).
 	 */
 	if (limit >= mzcoord_max_collections)
 		return;

@@ -33,9 +33,11 @@
 
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
+#include "access/xact.h"
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -70,6 +72,8 @@ typedef struct MzcPersistRow
 /* Rows the current tick persists (worker only; in the tick's context). */
 static MzcPersistRow *pending_rows = NULL;
 static int	npending_rows = 0;
+
+static bool publish_or_yield(Datum *values, Oid *argtypes);
 
 /*
  * Where the timeline holds a materialized view (or an index, which follows
@@ -143,6 +147,13 @@ cmp_row_slot(const void *a, const void *b)
  * not stall behind a user's open transaction.  Every bound row is stamped
  * with the epoch, which the caller checked under lock.
  */
+/*
+ * deadlock_timeout of the tick's transaction (milliseconds): the process
+ * that checks first is the deadlock detector's victim, and that must be
+ * the tick (publish_or_yield).
+ */
+#define MZC_TICK_DEADLOCK_TIMEOUT "20"
+
 static const char *const publish_sql =
 "WITH v AS ("
 "  SELECT * FROM unnest($1, $2, $3, $4, $6)"
@@ -242,7 +253,6 @@ persist_rows(MzcPersistRow *rows, int n)
 	Oid			argtypes[6] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
 	BOOLARRAYOID, INT8OID, BOOLARRAYOID};
 	Datum		values[6];
-	int			rc;
 
 	for (int i = 0; i < n; i++)
 	{
@@ -278,12 +288,68 @@ persist_rows(MzcPersistRow *rows, int n)
 	 * unnest in FROM cannot be: the parser expands it only unqualified, into
 	 * calls of pg_catalog.unnest.)
 	 */
-	rc = SPI_execute_with_args(publish_sql, 6, argtypes, values, NULL, false, 0);
-	if (rc != SPI_OK_UPDATE_RETURNING)
-		elog(ERROR, "mzcoord: could not publish frontiers: %s",
-			 SPI_result_code_string(rc));
-	mark_written(rows, n);
+	if (publish_or_yield(values, argtypes))
+		mark_written(rows, n);
 	qsort(rows, n, sizeof(MzcPersistRow), cmp_row_slot);
+}
+
+/*
+ * Run publish_sql in a subtransaction.  The statement skips catalog rows
+ * that someone has locked, but the triggers it fires (a requirement follows
+ * its object's upper) lock rows of mzcoord.read_requirements, which a
+ * user's DROP ... CASCADE may lock before it waits for the collection row
+ * the tick holds: a deadlock.  The tick checks for deadlocks soon after it
+ * starts waiting, so that it is the one the detector cancels, never the
+ * user's statement; it then writes nothing this tick (every row stays
+ * unwritten and is looked at again at the next one) and goes on.  Returns
+ * whether the statement ran.
+ */
+static bool
+publish_or_yield(Datum *values, Oid *argtypes)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool ran = false;
+
+	(void) set_config_option("deadlock_timeout", MZC_TICK_DEADLOCK_TIMEOUT,
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+							 true, 0, false);
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		int			rc;
+
+		rc = SPI_execute_with_args(publish_sql, 6, argtypes, values, NULL,
+								   false, 0);
+		if (rc != SPI_OK_UPDATE_RETURNING)
+			elog(ERROR, "mzcoord: could not publish frontiers: %s",
+				 SPI_result_code_string(rc));
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		ran = true;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_T_R_DEADLOCK_DETECTED)
+			PG_RE_THROW();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		ereport(LOG,
+				(errmsg("mzcoord: the tick yielded to a concurrent catalog change"),
+				 errdetail("%s", edata->message),
+				 errhint("The frontiers are published at the next tick.")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	return ran;
 }
 
 /*

@@ -167,3 +167,12 @@ COMMENT ON VIEW mzcoord._check_dumpable IS
 
 REVOKE ALL ON TABLE mzcoord._check_dumpable FROM PUBLIC;
 GRANT SELECT ON TABLE mzcoord._check_dumpable TO PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- The per-role collection limit (issue 19, defect 4)
+-- ---------------------------------------------------------------------------
+
+-- Every creation counts the items of its owner (mzcoord.max_collections_per_role,
+-- src/catalog/ddl.c): an index keeps that count proportional to what the
+-- role owns, not to the catalog.
+CREATE INDEX items_owner_idx ON mzcoord.items (owner);
