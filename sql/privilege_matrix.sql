@@ -22,6 +22,13 @@ INSERT INTO pm.t VALUES (1);
 SELECT mzcoord.create_source('pm.s', 'k int') IS NOT NULL AS source;
 SELECT mzcoord.create_materialized_view('pm.mv', 'SELECT a FROM pm.t') IS NOT NULL AS mv;
 SELECT mzcoord.create_lease('pm_lease', ARRAY['pm.t'::regclass]) > 0 AS leased;
+-- A table under row-level security: mzc_pm_a may SELECT it, through a
+-- policy that hides rows; its history applies no policy (issue 19).
+CREATE TABLE pm.t_rls (a int);
+SELECT mzcoord.create_table('pm.t_rls') IS NOT NULL AS registered;
+CREATE POLICY p ON pm.t_rls USING (a::text = current_user);
+ALTER TABLE pm.t_rls ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON pm.t_rls TO mzc_pm_a;
 RESET ROLE;
 SELECT history::text AS hist FROM mzcoord.storage WHERE relation = 'pm.t'::regclass \gset
 SELECT global_id AS t_id FROM mzcoord.storage WHERE relation = 'pm.t'::regclass \gset
@@ -95,7 +102,15 @@ INSERT INTO pm_stmts VALUES
  ('_hold_inputs',       format($$SELECT mzcoord._hold_inputs(ARRAY[%L])$$, :'t_id')),
  ('_row_is_own',        $$SELECT mzcoord._row_is_own('1'::xid)$$),
  ('_check_storage_orphans', $$SELECT * FROM mzcoord._check_storage_orphans$$),
- ('_check_controller',  $$SELECT * FROM mzcoord._check_controller$$);
+ ('_check_controller',  $$SELECT * FROM mzcoord._check_controller$$),
+ -- issue 19
+ ('read t_rls',         $$SELECT count(*) FROM mzcoord.read_at(NULL::pm.t_rls, (SELECT since FROM mzcoord.frontiers WHERE relation = 'pm.t_rls'::regclass))$$),
+ ('sink from t_rls',    $$SELECT mzcoord.create_sink('pm.x', 'pm.t_rls')$$),
+ ('mv over t_rls',      $$SELECT mzcoord.create_materialized_view('pm.x', 'SELECT a FROM pm.t_rls')$$),
+ ('lease t_rls',        $$SELECT mzcoord.create_lease('pm_other', ARRAY['pm.t_rls'::regclass])$$),
+ ('_creation_refresh_ts', $$SELECT mzcoord._creation_refresh_ts('{}')$$),
+ ('source in information_schema', $$SELECT mzcoord.create_source('information_schema.x', 'a int')$$),
+ ('raise the role limit', $$SET mzcoord.max_collections_per_role = 100$$);
 GRANT SELECT ON pm_stmts TO PUBLIC;
 -- Try the statements (all of them, or those named) as the current role.
 CREATE FUNCTION pm_run_all(names text[] DEFAULT NULL) RETURNS bigint LANGUAGE sql AS $$
@@ -116,11 +131,46 @@ SET ROLE mzc_pm_dbo;
 SELECT pm_run_all();
 RESET ROLE;
 
+-- After a REVOKE (issue 19): mzc_pm_a had SELECT on pm.t_rev and made a
+-- lease and a sink of it; the owner revokes it.  Renewing or advancing the
+-- lease is refused, and the sink stops exporting (its step fails with
+-- 42501, and a row written after the REVOKE never reaches the sink).
+SET ROLE mzc_pm_owner;
+CREATE TABLE pm.t_rev (a int);
+SELECT mzcoord.create_table('pm.t_rev') IS NOT NULL AS registered;
+GRANT SELECT ON pm.t_rev TO mzc_pm_a;
+RESET ROLE;
+SET ROLE mzc_pm_a;
+SELECT mzcoord.create_lease('pm_rev', ARRAY['pm.t_rev'::regclass], NULL, '1 hour') > 0 AS leased;
+SELECT mzcoord.create_sink('pm.a_sink', 'pm.t_rev') IS NOT NULL AS sink;
+RESET ROLE;
+SET ROLE mzc_pm_owner;
+REVOKE SELECT ON pm.t_rev FROM mzc_pm_a;
+INSERT INTO pm.t_rev VALUES (1);
+RESET ROLE;
+SET ROLE mzc_pm_a;
+SELECT pm_try('renew a lease after REVOKE', $$SELECT mzcoord.renew_lease('pm_rev')$$);
+SELECT pm_try('advance a lease after REVOKE', $$SELECT mzcoord.advance_lease('pm_rev', 9000000000000)$$);
+RESET ROLE;
+SELECT wait_until($$SELECT error_code = '42501' FROM mzcoord.maintenance_status
+                    WHERE name = 'pm.a_sink'$$) AS sink_fails;
+INSERT INTO pm_attempts
+SELECT 'mzc_pm_a', 'export a sink after REVOKE',
+       CASE WHEN EXISTS (SELECT 1 FROM pm.a_sink) THEN 'ok' ELSE
+            (SELECT error_code FROM mzcoord.maintenance_status WHERE name = 'pm.a_sink') END;
+-- The per-role collection limit binds every role (a superuser lowers it).
+SET mzcoord.max_collections_per_role = 0;
+SET ROLE mzc_pm_b;
+SELECT pm_try('a collection over the per-role limit', $$SELECT mzcoord.create_source('pm.over', 'a int')$$);
+RESET ROLE;
+RESET mzcoord.max_collections_per_role;
+
 -- The harness can tell success: the owner may do what the others may not.
 SET ROLE mzc_pm_owner;
 SELECT pm_run_all(ARRAY['read_at', '_updates_at', 'changes', 'select_timestamp', 'compact', 'set_retain_history',
                         'insert into t', 'append', 'advance_upper', 'lease t',
-                        'renew the lease', 'advance the lease', 'drop the lease']);
+                        'renew the lease', 'advance the lease', 'drop the lease',
+                        'sink from t_rls', 'lease t_rls', 'read t_rls']);
 RESET ROLE;
 SELECT what, sqlstate FROM pm_attempts WHERE role = 'mzc_pm_owner' ORDER BY what;
 DELETE FROM pm_attempts WHERE role = 'mzc_pm_owner';
@@ -140,6 +190,7 @@ SELECT what, string_agg(DISTINCT sqlstate, ',') AS sqlstates
 SELECT * FROM mzcoord.check_consistency();
 ALTER DATABASE contrib_regression OWNER TO :old_dba;
 SELECT mzcoord.drop_lease('pm_lease');
+SELECT mzcoord.drop_lease('pm_rev');
 DROP SCHEMA pm CASCADE;
 DROP TABLE pm_attempts, pm_stmts;
 DROP FUNCTION pm_run_all(text[]);

@@ -66,6 +66,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/rls.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -929,6 +930,26 @@ lease_ttl_arg(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
+ * A lease pins history for reads as of a time, and the history applies no
+ * row security policy: as read_at() refuses a relation under row-level
+ * security for the reader, a lease on it is refused for its owner, when it
+ * is created and at every renewal (policies can be enabled later).
+ */
+static void
+check_lease_rls(Oid relid, Oid owner, const char *verb)
+{
+	/* noError: the caller's row_security setting changes nothing here. */
+	if (check_enable_rls(relid, owner, true) != RLS_ENABLED)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("cannot %s a lease on \"%s\" under row-level security",
+					verb, get_rel_name(relid)),
+			 errdetail("Row-level security applies to role \"%s\" on \"%s\", and its history does not apply the row security policies of the table.",
+					   GetUserNameFromId(owner, false), get_rel_name(relid))));
+}
+
+/*
  * regclass[] -> relation OIDs, each readable by the caller: a lease keeps
  * history, so only those who may read a relation may lease it.
  */
@@ -980,6 +1001,7 @@ lease_rels_arg(FunctionCallInfo fcinfo, int *n)
 			aclcheck_error(ACLCHECK_NO_PRIV,
 						   get_relkind_objtype(get_rel_relkind(rels[i])),
 						   get_rel_name(rels[i]));
+		check_lease_rls(rels[i], GetUserId(), "create");
 	}
 	return rels;
 }
@@ -1298,6 +1320,8 @@ check_owner_privileges(const char *name, const char *verb)
 							   GetUserNameFromId(owner, false),
 							   qualified_relname(relids[i])),
 					 errhint("The lease is not extended and stops protecting when it expires. Drop it with mzcoord.drop_lease().")));
+		if (!missing)
+			check_lease_rls(relids[i], owner, verb);
 	}
 }
 
