@@ -77,7 +77,7 @@ INSERT INTO public.bi_names VALUES
     ($$'pg_catalog.bi_x'$$), ($$'mzcoord.bi_x'$$),
     ($$repeat('n', 64)$$), ($$repeat('n', 10000)$$), ($$'bi.' || repeat('q', 100)$$),
     ($$'"' || repeat('é', 40) || '"'$$), ($$'bi.bi_t'$$), ($$'x; DROP TABLE bi.bi_t'$$),
-    ($$E'a\\x01b'$$), ($$' '$$), ($$E'\\n'$$);
+    ($$E'a\\x01b'$$), ($$' '$$), ($$E'\n'$$);
 
 CREATE FUNCTION public.bi_add(tmpl text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
