@@ -40,11 +40,11 @@ DATA_built = mzcoord--$(CATALOG_VERSION).sql mzcoord--0.1--0.2.sql \
 
 # Fragments that are new in 0.2: all of their objects are created by the
 # upgrade from 0.1, in this order.
-UPGRADE_0_2_NEW = src/sql/35_authority.sql src/sql/36_leases.sql src/sql/37_explain.sql
+UPGRADE_0.1--0.2_NEW = src/sql/35_authority.sql src/sql/36_leases.sql src/sql/37_explain.sql
 # Fragments new in 0.3 (issue 12: maintained objects at work).
-UPGRADE_0_3_NEW = src/sql/60_maintenance.sql src/sql/61_sinks.sql
+UPGRADE_0.2--0.3_NEW = src/sql/60_maintenance.sql src/sql/61_sinks.sql
 # Fragments new in 0.4 (issue 19: hardening).
-UPGRADE_0_4_NEW = src/sql/70_hardening.sql
+UPGRADE_0.3--0.4_NEW = src/sql/70_hardening.sql
 
 PG_CPPFLAGS = $(foreach p,core $(PLANES),-I$(srcdir)/src/$(p))
 PG_CFLAGS = -Wall -Wmissing-prototypes -Wpointer-arith -Wendif-labels \
@@ -75,46 +75,23 @@ mzcoord--$(CATALOG_VERSION).sql: $(SQL_PARTS) src/base/ids.h mzcoord.control
 		{ echo "MZC_CATALOG_VERSION in src/base/ids.h is not default_version '$(CATALOG_VERSION)' of mzcoord.control" >&2; exit 1; }
 	cat $(SQL_PARTS) > $@
 
-mzcoord--0.1--0.2.sql: $(UPGRADE_0_2_NEW) src/sql/upgrade/0.1--0.2.replace \
-		src/sql/upgrade/0.1--0.2-backfill.sql $(SQL_PARTS) scripts/extract_sql.pl
+# mzcoord--A--B.sql, the upgrade from catalog A to B: the fragments new in
+# B (UPGRADE_A--B_NEW, verbatim), the changed functions of older fragments
+# (src/sql/upgrade/A--B.replace), then the hand-written backfill
+# (src/sql/upgrade/A--B-backfill.sql).
+mzcoord--0.1--0.2.sql: $(UPGRADE_0.1--0.2_NEW)
+mzcoord--0.2--0.3.sql: $(UPGRADE_0.2--0.3_NEW)
+mzcoord--0.3--0.4.sql: $(UPGRADE_0.3--0.4_NEW)
+mzcoord--%.sql: src/sql/upgrade/%.replace src/sql/upgrade/%-backfill.sql \
+		$(SQL_PARTS) scripts/extract_sql.pl
 	set -e; { \
-	  printf '%s\n' '-- mzcoord upgrade from catalog 0.1 to 0.2, assembled by the Makefile.' \
+	  printf '%s\n' '-- mzcoord upgrade from catalog $(subst --, to ,$*), assembled by the Makefile.' \
 		'\echo Use "ALTER EXTENSION mzcoord UPDATE" to load this file. \quit'; \
-	  for f in $(UPGRADE_0_2_NEW); do printf '\n-- From %s\n' $$f; cat $$f; done; \
-	  printf '\n-- Changed functions of older fragments (src/sql/upgrade/0.1--0.2.replace)\n\n'; \
-	  perl scripts/extract_sql.pl src/sql/upgrade/0.1--0.2.replace $(SQL_PARTS); \
+	  for f in $(UPGRADE_$*_NEW); do printf '\n-- From %s\n' $$f; cat $$f; done; \
+	  printf '\n-- Changed functions of older fragments (src/sql/upgrade/$*.replace)\n\n'; \
+	  perl scripts/extract_sql.pl src/sql/upgrade/$*.replace $(SQL_PARTS); \
 	  printf '\n'; \
-	  cat src/sql/upgrade/0.1--0.2-backfill.sql; \
-	} > $@.tmp
-	mv $@.tmp $@
-
-# 0.2 -> 0.3: the new fragments, the changed functions, then the backfill
-# (it widens what mzcoord.storage accepts and gives the existing
-# materialized views their histories).
-mzcoord--0.2--0.3.sql: $(UPGRADE_0_3_NEW) src/sql/upgrade/0.2--0.3.replace \
-		src/sql/upgrade/0.2--0.3-backfill.sql $(SQL_PARTS) scripts/extract_sql.pl
-	set -e; { \
-	  printf '%s\n' '-- mzcoord upgrade from catalog 0.2 to 0.3, assembled by the Makefile.' \
-		'\echo Use "ALTER EXTENSION mzcoord UPDATE" to load this file. \quit'; \
-	  for f in $(UPGRADE_0_3_NEW); do printf '\n-- From %s\n' $$f; cat $$f; done; \
-	  printf '\n-- Changed functions of older fragments (src/sql/upgrade/0.2--0.3.replace)\n\n'; \
-	  perl scripts/extract_sql.pl src/sql/upgrade/0.2--0.3.replace $(SQL_PARTS); \
-	  printf '\n'; \
-	  cat src/sql/upgrade/0.2--0.3-backfill.sql; \
-	} > $@.tmp
-	mv $@.tmp $@
-
-# 0.3 -> 0.4: the new fragments, the changed functions, then the backfill.
-mzcoord--0.3--0.4.sql: $(UPGRADE_0_4_NEW) src/sql/upgrade/0.3--0.4.replace \
-		src/sql/upgrade/0.3--0.4-backfill.sql $(SQL_PARTS) scripts/extract_sql.pl
-	set -e; { \
-	  printf '%s\n' '-- mzcoord upgrade from catalog 0.3 to 0.4, assembled by the Makefile.' \
-		'\echo Use "ALTER EXTENSION mzcoord UPDATE" to load this file. \quit'; \
-	  for f in $(UPGRADE_0_4_NEW); do printf '\n-- From %s\n' $$f; cat $$f; done; \
-	  printf '\n-- Changed functions of older fragments (src/sql/upgrade/0.3--0.4.replace)\n\n'; \
-	  perl scripts/extract_sql.pl src/sql/upgrade/0.3--0.4.replace $(SQL_PARTS); \
-	  printf '\n'; \
-	  cat src/sql/upgrade/0.3--0.4-backfill.sql; \
+	  cat src/sql/upgrade/$*-backfill.sql; \
 	} > $@.tmp
 	mv $@.tmp $@
 
