@@ -442,6 +442,9 @@ SELECT count(*) AS templates FROM (SELECT public.bi_add(t) FROM (VALUES
 ('SELECT mzcoord.create_source(''pg_toast.s'', ''x int'')'),
 ('SELECT mzcoord.create_materialized_view(''information_schema.mv'', ''SELECT 1 AS x'')'),
 ('SELECT mzcoord.create_sink(''information_schema.k'', %R)'),
+-- issue 19: the per-role collection limit
+('SET mzcoord.max_collections_per_role = -2'),
+('SET mzcoord.max_collections_per_role = 10000001'),
 -- issue 19: DDL under session_replication_role = replica
 ('SET LOCAL session_replication_role = replica; SELECT mzcoord.create_source(''bi.bi_src2'', ''a int'')'),
 ('SET LOCAL session_replication_role = replica; SELECT mzcoord.create_table(''bi.bi_plain'')'),
