@@ -445,6 +445,15 @@ mean_tick_ms() {
 		'BEGIN { if (b > a) printf "%.4f\n", (y - x) / (b - a); else print "nan" }'
 }
 
+# WAL bytes per second the server writes over TICK_SECS seconds (nothing
+# else runs meanwhile: only the coordinator, checkpoints and autovacuum).
+wal_bytes_per_s() {
+	local l0
+	l0=$(sql -c 'SELECT pg_current_wal_insert_lsn()')
+	sleep "$TICK_SECS"
+	sql -c "SELECT round(pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$l0') / $TICK_SECS)"
+}
+
 bench_catalog() {
 	local first_big=$((NCAT - BATCH + 1))
 
@@ -452,6 +461,12 @@ bench_catalog() {
 		say "B7: empty tick"
 		for r in $(seq 1 "$ROUNDS"); do
 			record B7 "no writes" baseline ms_per_tick "$r" "$(mean_tick_ms)"
+		done
+	fi
+	if want B14; then
+		say "B14: WAL per second, empty catalog, nothing written"
+		for r in $(seq 1 "$ROUNDS"); do
+			record B14 "idle" baseline bytes_per_s "$r" "$(wal_bytes_per_s)"
 		done
 	fi
 	if want B6; then
@@ -500,6 +515,13 @@ bench_catalog() {
 			sleep 1
 			record B7 "1% written" mzcoord ms_per_tick "$r" "$(mean_tick_ms)"
 			wait $pid || true
+		done
+	fi
+
+	if want B14; then
+		say "B14: WAL per second, $NCAT registered tables, nothing written"
+		for r in $(seq 1 "$ROUNDS"); do
+			record B14 "idle" mzcoord bytes_per_s "$r" "$(wal_bytes_per_s)"
 		done
 	fi
 
@@ -887,7 +909,7 @@ if want B4 || want B5; then bench_reads; fi
 want B9 && bench_b9
 want B11 && bench_b11
 want B12 && bench_b12
-if want B6 || want B7 || want B8; then bench_catalog; fi
+if want B6 || want B7 || want B8 || want B14; then bench_catalog; fi
 want B13 && bench_b13
 want B10 && bench_b10	# last: it replaces the cluster with one of its own
 
