@@ -253,23 +253,19 @@ is($node->safe_psql('fresh', q{SELECT extversion FROM pg_extension WHERE extname
 compare_catalogs($node, 'postgres', 'fresh',
 	'an empty 0.1 catalog, updated, equals a fresh install');
 
-# Part 1b: a 0.2 catalog, updated.
-$node->safe_psql('postgres', 'CREATE DATABASE from02');
-$node->safe_psql('from02', q{CREATE EXTENSION mzcoord VERSION '0.2'});
-is($node->safe_psql('from02', q{SELECT extversion FROM pg_extension WHERE extname = 'mzcoord'}),
-	'0.2', 'CREATE EXTENSION mzcoord VERSION 0.2 works with the current library');
-$node->safe_psql('from02', 'ALTER EXTENSION mzcoord UPDATE');
-compare_catalogs($node, 'from02', 'fresh',
-	'an empty 0.2 catalog, updated, equals a fresh install');
-
-# Part 1c: a 0.3 catalog (the 0.2 script and its update), updated.
-$node->safe_psql('postgres', 'CREATE DATABASE from03');
-$node->safe_psql('from03', q{CREATE EXTENSION mzcoord VERSION '0.3'});
-is($node->safe_psql('from03', q{SELECT extversion FROM pg_extension WHERE extname = 'mzcoord'}),
-	'0.3', 'CREATE EXTENSION mzcoord VERSION 0.3 works with the current library');
-$node->safe_psql('from03', 'ALTER EXTENSION mzcoord UPDATE');
-compare_catalogs($node, 'from03', 'fresh',
-	'an empty 0.3 catalog, updated, equals a fresh install');
+# Part 1b: a 0.2 catalog (the frozen 0.2 script), and part 1c: a 0.3
+# catalog (the 0.2 script and its update), each updated.
+foreach my $v ('0.2', '0.3')
+{
+	(my $db = "from$v") =~ s/\.//;
+	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	$node->safe_psql($db, "CREATE EXTENSION mzcoord VERSION '$v'");
+	is($node->safe_psql($db, q{SELECT extversion FROM pg_extension WHERE extname = 'mzcoord'}),
+		$v, "CREATE EXTENSION mzcoord VERSION $v works with the current library");
+	$node->safe_psql($db, 'ALTER EXTENSION mzcoord UPDATE');
+	compare_catalogs($node, $db, 'fresh',
+		"an empty $v catalog, updated, equals a fresh install");
+}
 $node->stop;
 
 # ---------------------------------------------------------------------------
