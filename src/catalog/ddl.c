@@ -43,7 +43,10 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
@@ -59,6 +62,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -85,8 +89,6 @@ PG_FUNCTION_INFO_V1(mzcoord_on_sql_drop);
 
 /* locktag_field4 of the name locks; PostgreSQL's advisory locks use 1 and 2. */
 #define MZC_NAME_LOCK_TAG 0x4D5A
-/* locktag_field4 of the per-role creation locks (mzc_check_role_limit). */
-#define MZC_ROLE_LOCK_TAG 0x4D5B
 
 #define MZC_INSERT_SIGNATURE \
 	"mzcoord._catalog_insert(text,name,name,regclass,regrole,interval,text[],text,text,text[])"
@@ -161,68 +163,72 @@ collections_per_role_limit(void)
 }
 
 /*
- * Refuse a new item of `owner` once the role owns
+ * The number of items of `owner` in mzcoord.items, counting those that
+ * transactions still in progress (this one included) have inserted or are
+ * deleting: a dirty snapshot, through items_owner_idx.
+ */
+static int64
+count_role_items(Oid owner)
+{
+	Oid			nsp = mzcoord_catalog_namespace();
+	Oid			items = get_relname_relid("items", nsp);
+	Oid			index = get_relname_relid("items_owner_idx", nsp);
+	AttrNumber	attnum;
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	SnapshotData dirty;
+	int64		n = 0;
+
+	if (!OidIsValid(items) || !OidIsValid(index))
+		elog(ERROR, "mzcoord: the catalog has no index of items by owner");
+	attnum = get_attnum(items, "owner");
+	rel = table_open(items, AccessShareLock);
+	InitDirtySnapshot(dirty);
+	ScanKeyInit(&key, attnum, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(owner));
+	scan = systable_beginscan(rel, index, true, &dirty, 1, &key);
+	while (HeapTupleIsValid(systable_getnext(scan)))
+		n++;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return n;
+}
+
+/*
+ * Refuse a new item of `owner` once the role owns more than
  * mzcoord.max_collections_per_role items, so that one role cannot take the
  * collection slots every other role needs (the global limit is only checked
- * at COMMIT, against shared memory).  The creations of one role serialize
- * on a lock of their own until COMMIT, so that two concurrent transactions
- * cannot both take the last place; the count then sees the items the other
- * committed.
+ * at COMMIT, against shared memory).  Called after the item's row is
+ * inserted, and counting the items other transactions are creating: of two
+ * concurrent transactions that take the last place, the one that counts
+ * second sees the other's item (committed or not) and is refused, so the
+ * limit holds without making one role's creations wait for each other.
+ * Both may be refused if both insert before either counts; a retry after
+ * the other ends succeeds if there is room.
  */
 static void
 mzc_check_role_limit(Oid owner)
 {
-	LOCKTAG		tag;
-	Oid			argtypes[1] = {REGROLEOID};
-	Datum		args[1];
-	int64		owned;
-	bool		isnull;
 	int			limit = collections_per_role_limit();
-	SPIPlanPtr	plan;
+	int64		owned;
 
 	/*
 	 * At or above the global limit the per-role limit cannot bind first
-	 * (every item has at least one collection slot); skip the count (an
-	 * index scan of the role's items, items_owner_idx).
+	 * (every item has at least one collection slot): skip the count.
 	 */
 	if (limit >= mzcoord_max_collections)
 		return;
-
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, owner, 0, MZC_ROLE_LOCK_TAG);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
-
-	args[0] = ObjectIdGetDatum(owner);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	/* Run with the caller's search_path: everything is qualified. */
-	plan = SPI_prepare("SELECT pg_catalog.count(*) FROM mzcoord.items"
-					   " WHERE owner OPERATOR(pg_catalog.=) $1",
-					   1, argtypes);
-	if (plan == NULL)
-		elog(ERROR, "could not prepare the count of a role's catalog items");
-
-	/*
-	 * A fresh snapshot, as RI checks use, also under REPEATABLE READ: it
-	 * sees what a creation this one waited for committed, and this
-	 * transaction's own items.
-	 */
-	if (SPI_execute_snapshot(plan, args, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		elog(ERROR, "could not count the catalog items of a role");
-	owned = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-										SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-
-	if (owned >= limit)
+	owned = count_role_items(owner);
+	if (owned > limit)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("too many mzcoord collections for role \"%s\"",
 						GetUserNameFromId(owner, false)),
-				 errdetail_plural("The role owns %d collection (tables, sources, materialized views, indexes and sinks count), and mzcoord.max_collections_per_role allows %d.",
-								  "The role owns %d collections (tables, sources, materialized views, indexes and sinks count), and mzcoord.max_collections_per_role allows %d.",
-								  (unsigned long) owned,
-								  (int) owned, limit),
+				 errdetail_plural("The role owns or is creating %d collection besides this one (tables, sources, materialized views, indexes and sinks count), and mzcoord.max_collections_per_role allows %d.",
+								  "The role owns or is creating %d collections besides this one (tables, sources, materialized views, indexes and sinks count), and mzcoord.max_collections_per_role allows %d.",
+								  (unsigned long) (owned - 1),
+								  (int) (owned - 1), limit),
 				 errhint("Drop collections the role owns, or have a superuser raise mzcoord.max_collections_per_role.")));
 }
 
@@ -236,7 +242,6 @@ mzc_insert_item(MzcNewItem *item)
 	bool		isnull;
 	Datum		id;
 
-	mzc_check_role_limit(item->owner);
 	namestrcpy(&nsp, get_namespace_name(item->nspid));
 	namestrcpy(&rel, item->name);
 	values[0] = CStringGetTextDatum(item->kind);
@@ -259,6 +264,7 @@ mzc_insert_item(MzcNewItem *item)
 	id = mzc_call_internal(MZC_INSERT_SIGNATURE, 10, values, nulls, &isnull);
 	if (isnull)
 		elog(ERROR, "catalog insert returned no item id");
+	mzc_check_role_limit(item->owner);
 	return id;
 }
 
