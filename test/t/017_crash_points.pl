@@ -169,10 +169,10 @@ for my $point ('publish_before_commit', 'compaction_before_record', 'bootstrap',
 	my $reads = record_reads();
 
 	my $logpos = -s $node->logfile;
-	$node->safe_psql('postgres', qq{
-		ALTER SYSTEM SET mzcoord.failpoint = '$point';
-		SELECT pg_reload_conf();
-	});
+	# The setting is written in one session, then reloaded by pg_ctl: the
+	# crash may come before a session that reloaded it could end.
+	$node->safe_psql('postgres', "ALTER SYSTEM SET mzcoord.failpoint = '$point'");
+	$node->reload;
 	# The point is in the middle of releasing expired leases.
 	$node->safe_psql('postgres', q{
 		SELECT mzcoord.create_lease('short', ARRAY['churn'::regclass], NULL, '3 seconds');

@@ -124,10 +124,10 @@ for my $point ('export_before_upper', 'export_before_commit', 'immediate')
 	}
 	else
 	{
-		$node->safe_psql('postgres', qq{
-			ALTER SYSTEM SET mzcoord.failpoint = '$point';
-			SELECT pg_reload_conf();
-		});
+		# The setting is written in one session, then reloaded by pg_ctl: the
+		# crash may come before a session that reloaded it could end.
+		$node->safe_psql('postgres', "ALTER SYSTEM SET mzcoord.failpoint = '$point'");
+		$node->reload;
 		ok($node->wait_for_log(qr/failpoint "$point" reached/, $logpos),
 			"$point: the server crashed at the failpoint");
 		stop_load($load);

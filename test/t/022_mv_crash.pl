@@ -271,10 +271,10 @@ for my $point ('refresh_after_history', 'refresh_before_commit', 'immediate stop
 	else
 	{
 		my $logpos = -s $node->logfile;
-		$node->safe_psql('postgres', qq{
-			ALTER SYSTEM SET mzcoord.failpoint = '$point';
-			SELECT pg_reload_conf();
-		});
+		# The setting is written in one session, then reloaded by pg_ctl: the
+		# crash may come before a session that reloaded it could end.
+		$node->safe_psql('postgres', "ALTER SYSTEM SET mzcoord.failpoint = '$point'");
+		$node->reload;
 		ok($node->wait_for_log(qr/failpoint "$point" reached/, $logpos),
 			"$point: the server crashed at the failpoint");
 		stop_load($load);
