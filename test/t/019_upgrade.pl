@@ -1,4 +1,4 @@
-# Catalog upgrades 0.1 -> 0.2 (issue 11) -> 0.3 (issue 12) -> 0.4 (issue 19), with the
+# Catalog upgrades 0.1 -> 0.2 (issue 11) -> 0.3 (issue 12) -> 0.4 (issue 19) -> 0.5 (issue 20), with the
 # current library ($current below).
 #
 # Part 1, always: the current library installs the frozen 0.1 script (every C
@@ -15,6 +15,7 @@
 #
 # Part 1b: a 0.2 catalog, installed from the frozen 0.2 script, updated.
 # Part 1c: a 0.3 catalog (frozen 0.2 script and its update), updated.
+# Part 1d: a 0.4 catalog (the same chain one step further), updated.
 #
 # All parts compare the updated catalog with a fresh install in
 # another database: relations, columns, constraints, indexes, triggers,
@@ -31,7 +32,7 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 
 # The catalog version of this library (mzcoord.control's default_version).
-my $current = '0.4';
+my $current = '0.5';
 
 my $conf = q{
 shared_preload_libraries = 'mzcoord'
@@ -255,7 +256,7 @@ compare_catalogs($node, 'postgres', 'fresh',
 
 # Part 1b: a 0.2 catalog (the frozen 0.2 script), and part 1c: a 0.3
 # catalog (the 0.2 script and its update), each updated.
-foreach my $v ('0.2', '0.3')
+foreach my $v ('0.2', '0.3', '0.4')
 {
 	(my $db = "from$v") =~ s/\.//;
 	$node->safe_psql('postgres', "CREATE DATABASE $db");

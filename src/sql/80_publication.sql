@@ -1,0 +1,4 @@
+-- Part 80: publication that follows change (issue 20).
+--
+-- New in catalog 0.5.  The coordinator's publication of compaction bounds,
+-- sinces and uppers (src/controller/tick.c).

@@ -1,0 +1,4 @@
+-- Part 81: views that keep pace with their inputs (issue 20).
+--
+-- New in catalog 0.5.  Support for refreshing a materialized view over
+-- many changed times at once (src/compute/).

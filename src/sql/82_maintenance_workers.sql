@@ -1,0 +1,4 @@
+-- Part 82: maintenance in background workers (issue 20).
+--
+-- New in catalog 0.5.  What the maintenance workers record
+-- (src/compute/maintain.c).

@@ -1,0 +1,5 @@
+-- ---------------------------------------------------------------------------
+-- Backfill of a 0.4 catalog (issue 20), after the new fragments and the
+-- changed functions.  Runs in ALTER EXTENSION's transaction; a 0.5
+-- coordinator does not tick against the catalog until it commits.
+-- ---------------------------------------------------------------------------
