@@ -6,7 +6,9 @@
 #   bench/run.sh [--quick] [--only B1,B6,...]
 #
 #   --quick   small sizes and short runs (a few minutes)
-#   --only    run only the listed benchmarks
+#   --only    run only the listed benchmarks; SCALE (B7, B10 and B14 at
+#             1,000, 10,000 and 100,000 tables, drawn as
+#             bench/results/scale.svg) runs only when listed
 #
 # It builds and installs mzcoord (like scripts/test.sh), starts a private
 # preloaded cluster in $MZCOORD_BENCH_DIR (default /var/tmp/mzcoord-bench)
@@ -14,6 +16,7 @@
 # table of ratios and writes bench/results/<time>.csv and .json (and
 # latest.csv / latest.json).  See doc/benchmarks.md.
 source "$(dirname "$0")/../scripts/common.sh"
+source "$(dirname "$0")/scale.sh"
 
 QUICK=0
 ONLY=""
@@ -435,6 +438,23 @@ END
 SQL
 }
 
+# Wait until every table's compaction bound has passed its registration
+# (the last thing written to it): the steady state of an idle catalog, which
+# the coordinator reaches within about two publish intervals of the last
+# creation.  Prints nothing.
+settle_idle() {
+	for _ in $(seq 1 1200); do
+		[ "$(sql -c "SELECT coalesce(bool_and(b.bound > c.as_of + 1000), true)
+		               FROM mzcoord.collections c
+		               JOIN mzcoord.compaction_bounds b USING (global_id)
+		               JOIN mzcoord.items i ON i.id = c.item_id
+		              WHERE i.kind = 'table'")" = t ] && return 0
+		sleep 0.5
+	done
+	echo "the bounds did not settle" >&2
+	return 1
+}
+
 # Mean tick duration over TICK_SECS seconds.
 mean_tick_ms() {
 	local t0 m0 t1 m1
@@ -498,6 +518,8 @@ bench_catalog() {
 		done
 	fi
 	create_items big "$first_big" "$NCAT" >/dev/null
+	say "waiting until the $NCAT tables are idle (bounds past their registration)"
+	settle_idle
 
 	if want B7; then
 		say "B7: tick with $NCAT registered tables"
@@ -520,6 +542,7 @@ bench_catalog() {
 
 	if want B14; then
 		say "B14: WAL per second, $NCAT registered tables, nothing written"
+		settle_idle
 		for r in $(seq 1 "$ROUNDS"); do
 			record B14 "idle" mzcoord bytes_per_s "$r" "$(wal_bytes_per_s)"
 		done
@@ -911,7 +934,9 @@ want B11 && bench_b11
 want B12 && bench_b12
 if want B6 || want B7 || want B8 || want B14; then bench_catalog; fi
 want B13 && bench_b13
-want B10 && bench_b10	# last: it replaces the cluster with one of its own
+want B10 && bench_b10	# it replaces the cluster with one of its own
+# Only when asked for (--only SCALE): it registers up to 100,000 tables.
+[[ ",$ONLY," == *",SCALE,"* ]] && bench_scale
 
 report
 pgctl stop -m fast >/dev/null

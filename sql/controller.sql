@@ -166,6 +166,10 @@ SELECT since = :pinned AS since_pinned, upper - since > 1500 AS lags
   FROM mzcoord.frontiers WHERE relation = 'ct1'::regclass;
 SELECT behind_policy_ms > 0 AS holder_visible_behind_policy FROM mzcoord.holds
  WHERE relation = 'ct1'::regclass;
+-- A write gives the table history to compact: without one, nothing above
+-- its since needs compacting and its since stays (an idle table costs the
+-- tick nothing).
+INSERT INTO ct1 VALUES (100);
 COMMIT;
 SELECT wait_until(format($$SELECT since > %s FROM mzcoord.frontiers
                            WHERE relation = 'ct1'::regclass$$, :pinned));
@@ -175,13 +179,15 @@ SELECT wait_until($$SELECT c.since = f.since FROM mzcoord.collections c
                      JOIN mzcoord.frontiers f ON f.global_id = c.global_id
                     WHERE f.relation = 'ct1'::regclass$$);
 
--- A since that only follows its policy is written at most once per
--- mzcoord.since_persist_interval (the tests run with 0: every change), and
--- the live since never passes the since the catalog has: what a restart
--- would bring back.  With a long interval the since stays put meanwhile.
-ALTER SYSTEM SET mzcoord.since_persist_interval = '1h';
+-- A since that only follows its policy is published at most once per
+-- mzcoord.publish_interval (the tests run with 0: every change), and the
+-- live since never passes the since the catalog has: what a restart would
+-- bring back.  With a long interval the since of a written table stays put
+-- meanwhile.
+ALTER SYSTEM SET mzcoord.publish_interval = '1h';
 SELECT pg_reload_conf();
 SELECT wait_ticks(3);
+INSERT INTO ct1 VALUES (101);
 SELECT since AS held_since FROM mzcoord.frontiers WHERE relation = 'ct1'::regclass \gset
 SELECT wait_until(format($$SELECT upper - %s > 2000 FROM mzcoord.frontiers
                            WHERE relation = 'ct1'::regclass$$, :held_since)) AS timeline_moved;
@@ -191,7 +197,7 @@ SELECT f.since = :held_since AS since_waits_for_catalog,
        f.upper - f.since > 2000 AS policy_would_move
   FROM mzcoord.collections c JOIN mzcoord.frontiers f ON f.global_id = c.global_id
  WHERE f.relation = 'ct1'::regclass;
-ALTER SYSTEM RESET mzcoord.since_persist_interval;
+ALTER SYSTEM RESET mzcoord.publish_interval;
 SELECT pg_reload_conf();
 SELECT wait_until(format($$SELECT f.since > %s AND c.since = f.since
                              FROM mzcoord.collections c

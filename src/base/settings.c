@@ -26,7 +26,7 @@ char	   *mzcoord_database = NULL;
 int			mzcoord_tick_interval = 1000;
 int			mzcoord_max_collections = 4096;
 int			mzcoord_max_holds = 8192;
-int			mzcoord_since_persist_interval = 1000;
+int			mzcoord_publish_interval = 10000;
 bool		mzcoord_auto_compact = true;
 bool		mzcoord_read_only = false;
 bool		mzcoord_incremental = true;
@@ -59,13 +59,13 @@ define_timing_settings(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
-	DefineCustomIntVariable("mzcoord.since_persist_interval",
-							"Least time between two writes of a since that only follows its policy.",
-							"A since advances only once it is durable, so this also bounds how "
-							"far such a since may lag its policy; 0 writes every change at the "
-							"next tick.",
-							&mzcoord_since_persist_interval,
-							1000, 0, 3600 * 1000,
+	DefineCustomIntVariable("mzcoord.publish_interval",
+							"Least time between two publications of a compaction bound that only follows its policy.",
+							"A since never passes its published bound, so this also bounds how "
+							"far such a since may lag its policy, and how much longer its history "
+							"is kept; 0 publishes every change at the next tick.",
+							&mzcoord_publish_interval,
+							10000, 0, 3600 * 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);

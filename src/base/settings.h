@@ -19,7 +19,7 @@ extern char *mzcoord_database;
 extern int	mzcoord_tick_interval;
 extern int	mzcoord_max_collections;
 extern int	mzcoord_max_holds;
-extern int	mzcoord_since_persist_interval;
+extern int	mzcoord_publish_interval;
 extern int	mzcoord_ready_timeout;
 extern int	mzcoord_max_future;
 extern int	mzcoord_max_holds_per_backend;

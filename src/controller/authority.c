@@ -26,11 +26,16 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 
 #include "authority.h"
@@ -167,4 +172,111 @@ int64
 mzcoord_authority_epoch(void)
 {
 	return my_epoch;
+}
+
+/*
+ * Set by the tick (tick.c) around its publication statement, which clamps
+ * every bound to the requirements and leases itself, set-based; the guard
+ * below then checks only what no writer may break.  Backend-local: no SQL
+ * can set it.
+ */
+static bool publication_clamps = false;
+
+void
+mzcoord_authority_set_clamping(bool on)
+{
+	publication_clamps = on;
+}
+
+/*
+ * The lowest time a read requirement or an active lease keeps on the
+ * collection (mzcoord._protection_limit); false if none limits it.
+ */
+static bool
+protection_limit(Datum global_id, int64 *limit)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {global_id};
+	bool		isnull = true;
+	int			rc;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "mzcoord: SPI_connect failed");
+	rc = SPI_execute_with_args("SELECT mzcoord._protection_limit($1)", 1,
+							   argtypes, values, NULL, false, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "mzcoord: could not read the protection of a collection");
+	*limit = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										 SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	return !isnull;
+}
+
+/* Attribute numbers of global_id and bound in mzcoord.compaction_bounds. */
+#define MZC_BOUND_GID_ATT 1
+#define MZC_BOUND_BOUND_ATT 2
+
+/*
+ * The row trigger BEFORE UPDATE on mzcoord.compaction_bounds
+ * (mzcoord._bounds_guard): a bound never decreases, whoever writes it
+ * (NULL, the empty frontier, is final), and is never above a requirement or
+ * an active lease on its collection.  The clamp runs after the row is
+ * locked, with a fresh snapshot (SPI in a volatile call): a creation that
+ * recorded a requirement while holding the row FOR SHARE has committed by
+ * then, and its requirement is seen.  The coordinator's publication clamps
+ * in its own statement, which reads after it locked its rows.
+ */
+PG_FUNCTION_INFO_V1(mzcoord_bounds_guard);
+
+Datum
+mzcoord_bounds_guard(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	HeapTuple	newtup;
+	bool		old_null;
+	bool		new_null;
+	Datum		old_bound;
+	Datum		new_bound;
+	Datum		gid;
+	bool		gid_null;
+	int64		limit;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(td->tg_event) ||
+		!TRIGGER_FIRED_BY_UPDATE(td->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("mzcoord._bounds_guard() must be a BEFORE UPDATE row trigger")));
+	desc = td->tg_relation->rd_att;
+	newtup = td->tg_newtuple;
+	gid = heap_getattr(newtup, MZC_BOUND_GID_ATT, desc, &gid_null);
+	if (!datumIsEqual(gid, heap_getattr(td->tg_trigtuple, MZC_BOUND_GID_ATT,
+										desc, &old_null), false, -1) ||
+		gid_null || old_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change the collection of a compaction bound")));
+	old_bound = heap_getattr(td->tg_trigtuple, MZC_BOUND_BOUND_ATT, desc, &old_null);
+	new_bound = heap_getattr(newtup, MZC_BOUND_BOUND_ATT, desc, &new_null);
+	if ((old_null && !new_null) ||
+		(!old_null && !new_null && DatumGetInt64(new_bound) < DatumGetInt64(old_bound)))
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg("compaction bound of collection %s cannot decrease from %s to %s",
+						TextDatumGetCString(gid),
+						old_null ? "{}" : psprintf(INT64_FORMAT, DatumGetInt64(old_bound)),
+						new_null ? "{}" : psprintf(INT64_FORMAT, DatumGetInt64(new_bound))),
+				 errdetail("History up to the bound may already be compacted.")));
+	if (!publication_clamps && protection_limit(gid, &limit) &&
+		(new_null || DatumGetInt64(new_bound) > limit))
+	{
+		int			col = MZC_BOUND_BOUND_ATT;
+		bool		isnull = old_null;
+		Datum		value = old_null ? (Datum) 0 :
+			Int64GetDatum(Max(DatumGetInt64(old_bound), limit));
+
+		newtup = heap_modify_tuple_by_cols(newtup, desc, 1, &col, &value, &isnull);
+	}
+	return PointerGetDatum(newtup);
 }

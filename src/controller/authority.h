@@ -30,4 +30,10 @@ extern bool mzcoord_authority_fence(void);
 /* The epoch this coordinator publishes under (0: none yet). */
 extern int64 mzcoord_authority_epoch(void);
 
+/*
+ * The tick's publication clamps bounds to requirements and leases in its
+ * own statement: while on, the bound guard checks only monotonicity.
+ */
+extern void mzcoord_authority_set_clamping(bool on);
+
 #endif							/* MZCOORD_AUTHORITY_H */

@@ -37,6 +37,7 @@
 #include "ids.h"
 #include "lease.h"
 #include "oracle.h"
+#include "settings.h"
 #include "publish.h"
 #include "collections.h"
 #include "frontier.h"
@@ -253,6 +254,19 @@ boot_apply_leases(MzcBootRow *rows, int n)
 }
 
 /*
+ * When a restart pretends slot's frontiers were last written: spread over
+ * the last publish_interval, so that the first coalesced publications of
+ * many collections after a restart fall on different ticks.
+ */
+static TimestampTz
+boot_persisted_at(int32 slot)
+{
+	int64		spread_ms = Max(mzcoord_publish_interval, 1);
+
+	return GetCurrentTimestamp() - ((int64) slot * 7919 % spread_ms) * 1000;
+}
+
+/*
  * Build the controller from the catalog rows; caller holds the lock
  * exclusively.  On failure the controller is left empty and not ready.
  */
@@ -307,7 +321,7 @@ boot_build_locked(MzcBootRow *rows, int n, mzc_ts table_upper, Oid ext,
 					return false;
 			}
 			mzcoord_ctl_info[rows[i].slot].persisted = !rows[i].leased;
-			mzcoord_ctl_info[rows[i].slot].persisted_at = GetCurrentTimestamp();
+			mzcoord_ctl_info[rows[i].slot].persisted_at = boot_persisted_at(rows[i].slot);
 			mzcoord_ctl_info[rows[i].slot].durable_since = rows[i].since;
 			mzcoord_ctl_info[rows[i].slot].durable_upper = rows[i].upper;
 			progress = true;

@@ -67,6 +67,8 @@ MzcSlotInfo *mzcoord_ctl_info;
 MzcHoldEntry *mzcoord_ctl_holds;
 HTAB	   *mzcoord_ctl_role_hash;
 int32	   *mzcoord_ctl_tick_slots;
+pg_atomic_uint64 *mzcoord_ctl_last_write;
+pg_atomic_uint32 *mzcoord_ctl_written_bits;
 
 static mzc_count_node *ctl_nodes;
 static HTAB *gid_hash;
@@ -100,6 +102,25 @@ mzcoord_ctl_slot_upper(int32 slot, mzc_ts table_upper)
 	return mzcoord_ctl_slots[slot].upper;
 }
 
+/*
+ * What the policy wants the since of slot to be now: its implied
+ * capability, and for a table the policy applied to the timeline too (an
+ * idle table's implied capability moves only when the tick visits it).
+ * Caller holds the lock.
+ */
+mzc_frontier
+mzcoord_ctl_slot_implied(int32 slot, mzc_ts table_upper)
+{
+	mzc_collection *c = &mzcoord_ctl_slots[slot];
+
+	if (mzcoord_ctl_info[slot].kind != MZC_KIND_TABLE ||
+		c->state != MZC_COLL_ACTIVE)
+		return c->implied;
+	return mzc_frontier_join(c->implied,
+							 mzc_policy_frontier(&c->policy,
+												 mzcoord_ctl_slot_upper(slot, table_upper)));
+}
+
 /* ----------------------------------------------------------------
  * Shared memory
  * ----------------------------------------------------------------
@@ -127,6 +148,9 @@ mzcoord_controller_shmem_size(void)
 	size = add_size(size, MAXALIGN(mul_size(nnodes, sizeof(mzc_count_node))));
 	size = add_size(size, MAXALIGN(mul_size(mzcoord_max_holds, sizeof(MzcHoldEntry))));
 	size = add_size(size, MAXALIGN(mul_size(capacity, sizeof(int32))));
+	size = add_size(size, MAXALIGN(mul_size(capacity, sizeof(pg_atomic_uint64))));
+	size = add_size(size, MAXALIGN(mul_size(MZC_WRITTEN_WORDS(capacity),
+											sizeof(pg_atomic_uint32))));
 	size = add_size(size, hash_estimate_size(capacity, sizeof(MzcGidEntry)));
 	size = add_size(size, hash_estimate_size(capacity, sizeof(MzcRelEntry)));
 	size = add_size(size, hash_estimate_size(mzcoord_max_holds, sizeof(MzcRoleEntry)));
@@ -195,6 +219,10 @@ mzcoord_controller_shmem_init(LWLock *lock, bool found_unused)
 	mzcoord_ctl_holds = (MzcHoldEntry *) p;
 	p += MAXALIGN(sizeof(MzcHoldEntry) * mzcoord_max_holds);
 	mzcoord_ctl_tick_slots = (int32 *) p;
+	p += MAXALIGN(sizeof(int32) * capacity);
+	mzcoord_ctl_last_write = (pg_atomic_uint64 *) p;
+	p += MAXALIGN(sizeof(pg_atomic_uint64) * capacity);
+	mzcoord_ctl_written_bits = (pg_atomic_uint32 *) p;
 
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(int64);
@@ -229,6 +257,10 @@ mzcoord_controller_shmem_init(LWLock *lock, bool found_unused)
 		mzcoord_ctl->nnodes = ctl_nodes_for(capacity, mzcoord_max_holds);
 		mzcoord_ctl->max_holds = mzcoord_max_holds;
 		mzcoord_ctl->ready = false;
+		for (int32 i = 0; i < capacity; i++)
+			pg_atomic_init_u64(&mzcoord_ctl_last_write[i], 0);
+		for (int32 i = 0; i < MZC_WRITTEN_WORDS(capacity); i++)
+			pg_atomic_init_u32(&mzcoord_ctl_written_bits[i], 0);
 		mzcoord_ctl_clear();
 	}
 }
@@ -528,9 +560,10 @@ mzcoord_ctl_take_rechecks(int32 *out)
 }
 
 /*
- * Have every tick visit slot if it is a table, depends on others, or is
- * maintained (a materialized view or sink: the maintenance pass lists them
- * from here) (called once at its creation).
+ * Have every tick visit slot if it depends on others or is maintained (a
+ * materialized view or sink: the maintenance pass lists them from here)
+ * (called once at its creation).  Tables are not visited by every tick:
+ * only those on the dirty, recheck or written lists (tick.c).
  */
 void
 mzcoord_ctl_track_slot(int32 slot)
@@ -538,7 +571,7 @@ mzcoord_ctl_track_slot(int32 slot)
 	MzcKind		kind = mzcoord_ctl_info[slot].kind;
 
 	mzcoord_ctl_info[slot].tick_pos = -1;
-	if (kind != MZC_KIND_TABLE && kind != MZC_KIND_MATERIALIZED_VIEW &&
+	if (kind != MZC_KIND_MATERIALIZED_VIEW &&
 		kind != MZC_KIND_SINK && mzcoord_ctl_slots[slot].ndeps == 0)
 		return;
 	mzcoord_ctl_info[slot].tick_pos = mzcoord_ctl->ntick_slots;
@@ -558,6 +591,86 @@ mzcoord_ctl_untrack_slot(int32 slot)
 	mzcoord_ctl_tick_slots[pos] = last;
 	mzcoord_ctl_info[last].tick_pos = pos;
 	mzcoord_ctl_info[slot].tick_pos = -1;
+}
+
+/*
+ * The tables written since the tick last looked, into out[] (room for
+ * capacity slots); clears their marks.  Returns the number.  A write that
+ * commits while this runs is found now or at the next tick: its mark is
+ * set after its timestamp, and the tick reads the timestamp after the mark.
+ */
+int
+mzcoord_ctl_take_written_locked(int32 *out)
+{
+	int			n = 0;
+
+	for (int32 w = 0; w < MZC_WRITTEN_WORDS(mzcoord_ctl->capacity); w++)
+	{
+		uint32		bits;
+
+		if (pg_atomic_read_u32(&mzcoord_ctl_written_bits[w]) == 0)
+			continue;
+		bits = pg_atomic_exchange_u32(&mzcoord_ctl_written_bits[w], 0);
+		for (int b = 0; b < 32; b++)
+			if (bits & ((uint32) 1 << b))
+				out[n++] = w * 32 + b;
+	}
+	return n;
+}
+
+/* Mark slot as written for the tick. */
+static void
+mark_written(int32 slot)
+{
+	(void) pg_atomic_fetch_or_u32(&mzcoord_ctl_written_bits[slot / 32],
+								  (uint32) 1 << (slot % 32));
+}
+
+/* The latest commit timestamp of a write to the table in slot. */
+mzc_ts
+mzcoord_ctl_last_write_locked(int32 slot)
+{
+	return (mzc_ts) pg_atomic_read_u64(&mzcoord_ctl_last_write[slot]);
+}
+
+/*
+ * A new slot (a creation, a bootstrap): it may have history up to ts, and
+ * the tick looks at it at once.
+ */
+void
+mzcoord_ctl_reset_written_locked(int32 slot, mzc_ts ts)
+{
+	pg_atomic_write_u64(&mzcoord_ctl_last_write[slot], ts);
+	mark_written(slot);
+}
+
+/*
+ * A transaction that wrote the table relid commits at timestamp ts (called
+ * at its pre-commit, after the oracle sealed ts).  Raises the slot's latest
+ * write, then marks it for the tick (a full barrier each, so the tick that
+ * clears the mark sees the timestamp).  Holds the controller lock shared,
+ * so the slot cannot be reused meanwhile; never raises.
+ */
+void
+mzcoord_ctl_note_written(Oid relid, mzc_ts ts)
+{
+	int32		slot;
+
+	if (mzcoord_ctl == NULL)
+		return;
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	slot = mzcoord_ctl->ready ? mzcoord_ctl_slot_of_rel(relid) : -1;
+	if (slot >= 0 && mzcoord_ctl_info[slot].kind == MZC_KIND_TABLE)
+	{
+		pg_atomic_uint64 *last = &mzcoord_ctl_last_write[slot];
+		uint64		cur = pg_atomic_read_u64(last);
+
+		while (cur < (uint64) ts &&
+			   !pg_atomic_compare_exchange_u64(last, &cur, (uint64) ts))
+			;
+		mark_written(slot);
+	}
+	LWLockRelease(mzcoord_ctl->lock);
 }
 
 /* ----------------------------------------------------------------
@@ -619,20 +732,42 @@ mzcoord_ctl_lookup_gid(int64 gid, MzcCollectionInfo *info)
 	return lookup_info(by_gid, InvalidOid, gid, info);
 }
 
-/* Every active collection with its live frontiers (for compaction). */
+/*
+ * Up to max active collections with their live frontiers, from slot
+ * *cursor on (for compaction's round robin); *cursor moves past the last
+ * slot looked at, and wraps to 0 at the end of the slots (then *wrapped).
+ * Its cost follows max, not the number of collections.  *out is palloc'd.
+ */
 int
-mzcoord_ctl_list_collections(MzcCollectionInfo **out)
+mzcoord_ctl_list_collections(int32 *cursor, int max,
+							 MzcCollectionInfo **out, bool *wrapped)
 {
-	MzcCollectionInfo *infos = palloc(sizeof(MzcCollectionInfo) *
-									  mzcoord_ctl->capacity);
+	MzcCollectionInfo *infos = palloc(sizeof(MzcCollectionInfo) * Max(max, 1));
 	int			n = 0;
+	int32		s = Max(*cursor, 0);
+	mzc_ts		table_upper = mzcoord_table_upper();
 
+	*wrapped = false;
 	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
 	if (mzcoord_ctl->ready)
-		for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+		for (int32 end = s + 16 * Max(max, 1);
+			 s < mzcoord_ctl->capacity && s < end && n < max; s++)
 			if (mzcoord_ctl_slots[s].state == MZC_COLL_ACTIVE)
-				fill_info_locked(s, &infos[n++]);
+			{
+				infos[n].gid = mzcoord_ctl_info[s].gid;
+				infos[n].kind = mzcoord_ctl_info[s].kind;
+				infos[n].relid = mzcoord_ctl_info[s].relid;
+				infos[n].since = mzc_coll_since(&mzcoord_ctl->colls, s);
+				infos[n].upper = mzcoord_ctl_slot_upper(s, table_upper);
+				n++;
+			}
+	if (s >= mzcoord_ctl->capacity || !mzcoord_ctl->ready)
+	{
+		s = 0;
+		*wrapped = true;
+	}
 	LWLockRelease(mzcoord_ctl->lock);
+	*cursor = s;
 	*out = infos;
 	return n;
 }

@@ -74,6 +74,9 @@ typedef struct MzcSlotInfo
 	char		item_id[MZC_ITEM_ID_LEN];
 	int64		retain_ms;
 	bool		persisted;		/* durable_* hold what the catalog has */
+	bool		clamped;		/* its last bound was held below the since
+								 * proposed, by a requirement or lease only
+								 * the catalog knows (tick.c) */
 	mzc_frontier durable_since;
 	mzc_frontier durable_upper;
 	mzc_frontier durable_hold;	/* one count at the committed since, i.e.
@@ -84,6 +87,18 @@ typedef struct MzcSlotInfo
 	TimestampTz created_at;
 	TimestampTz persisted_at;	/* when durable_* were last written */
 } MzcSlotInfo;
+
+/*
+ * What table writes tell the tick, so that it visits a table only when the
+ * table has history to compact: per slot the latest commit timestamp of a
+ * write (mzcoord_ctl_last_write[slot]), and one bit per slot, set when it
+ * was written since the tick last looked (mzcoord_ctl_written_bits, 32
+ * slots a word).  Both are atomics: a committing writer updates them
+ * holding the controller lock only shared (mzcoord_ctl_note_written); the
+ * tick reads and clears the bits holding it exclusively; a slot's creation
+ * resets both under the exclusive lock.
+ */
+#define MZC_WRITTEN_WORDS(capacity) (((capacity) + 31) / 32)
 
 /*
  * Introspection record of one transaction hold (mzcoord_ctl_holds[i]),
@@ -164,7 +179,10 @@ typedef struct MzcController
 	 * rather than the number of slots: the recheck list (slots whose
 	 * durable since must be looked at again, linked through
 	 * MzcSlotInfo.recheck_next) and the slots every tick must look at,
-	 * tables and collections with dependencies (mzcoord_ctl_tick_slots).
+	 * collections with dependencies, materialized views and sinks
+	 * (mzcoord_ctl_tick_slots).  Tables are visited only when written,
+	 * read or changed (mzcoord_ctl_written, the core's dirty list, the
+	 * recheck list): an idle table costs the tick nothing.
 	 */
 	int32		recheck_head;
 	int32		ntick_slots;
@@ -210,6 +228,8 @@ extern MzcSlotInfo *mzcoord_ctl_info;	/* [capacity] */
 extern MzcHoldEntry *mzcoord_ctl_holds;	/* [max_holds] */
 extern HTAB *mzcoord_ctl_role_hash;	/* Oid -> MzcRoleEntry */
 extern int32 *mzcoord_ctl_tick_slots;	/* [capacity], ntick_slots used */
+extern pg_atomic_uint64 *mzcoord_ctl_last_write;	/* [capacity] */
+extern pg_atomic_uint32 *mzcoord_ctl_written_bits; /* [MZC_WRITTEN_WORDS] */
 
 /* Shared memory */
 extern Size mzcoord_controller_shmem_size(void);
@@ -230,12 +250,19 @@ extern void mzcoord_ctl_unmap_gid(int32 slot);
 extern void mzcoord_ctl_map_rel(int32 slot);
 extern void mzcoord_ctl_unmap_rel(int32 slot);
 extern mzc_frontier mzcoord_ctl_slot_upper(int32 slot, mzc_ts table_upper);
+extern mzc_frontier mzcoord_ctl_slot_implied(int32 slot, mzc_ts table_upper);
 
 /* What the tick visits; caller holds the lock exclusively. */
 extern void mzcoord_ctl_mark_recheck(int32 slot);
 extern int	mzcoord_ctl_take_rechecks(int32 *out);
 extern void mzcoord_ctl_track_slot(int32 slot);
 extern void mzcoord_ctl_untrack_slot(int32 slot);
+extern int	mzcoord_ctl_take_written_locked(int32 *out);
+extern mzc_ts mzcoord_ctl_last_write_locked(int32 slot);
+extern void mzcoord_ctl_reset_written_locked(int32 slot, mzc_ts ts);
+
+/* A committing write to a table (takes the lock shared). */
+extern void mzcoord_ctl_note_written(Oid relid, mzc_ts ts);
 extern Datum mzcoord_frontier_datum(mzc_frontier f, bool *isnull);
 
 /* The data plane's view; each takes the lock shared. */
@@ -253,6 +280,7 @@ typedef struct MzcMaintainedInfo
 } MzcMaintainedInfo;
 
 extern int	mzcoord_ctl_list_maintained(MzcMaintainedInfo **out);
-extern int	mzcoord_ctl_list_collections(MzcCollectionInfo **out);
+extern int	mzcoord_ctl_list_collections(int32 *cursor, int max,
+										 MzcCollectionInfo **out, bool *wrapped);
 
 #endif							/* MZCOORD_CONTROLLER_H */

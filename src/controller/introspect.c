@@ -86,6 +86,7 @@ copy_collections(int *n)
 		out[k].info = mzcoord_ctl_info[s];
 		out[k].since = mzc_coll_since(&mzcoord_ctl->colls, s);
 		out[k].upper = mzcoord_ctl_slot_upper(s, table_upper);
+		out[k].c.implied = mzcoord_ctl_slot_implied(s, table_upper);
 		k++;
 	}
 	LWLockRelease(mzcoord_ctl->lock);
@@ -156,6 +157,7 @@ static int
 copy_holds_locked(MzcHoldCopy *hs)
 {
 	int			n = 0;
+	mzc_ts		table_upper = mzcoord_table_upper();
 
 	for (int32 i = 0; i < mzcoord_ctl->max_holds; i++)
 	{
@@ -172,7 +174,7 @@ copy_holds_locked(MzcHoldCopy *hs)
 		hs[n].item_id[0] = '\0';
 		hs[n].time = h->time;
 		hs[n].since = h->acquired_at;
-		hs[n].implied = mzcoord_ctl_slots[h->slot].implied;
+		hs[n].implied = mzcoord_ctl_slot_implied(h->slot, table_upper);
 		n++;
 	}
 	for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
@@ -194,7 +196,7 @@ copy_holds_locked(MzcHoldCopy *hs)
 			strlcpy(hs[n].item_id, mzcoord_ctl_info[s].item_id, MZC_ITEM_ID_LEN);
 			hs[n].time = c->dep_hold.ts;
 			hs[n].since = mzcoord_ctl_info[s].created_at;
-			hs[n].implied = mzcoord_ctl_slots[dep].implied;
+			hs[n].implied = mzcoord_ctl_slot_implied(dep, table_upper);
 			n++;
 		}
 	}

@@ -76,6 +76,7 @@
 #include "failpoint.h"
 #include "ids.h"
 #include "lease.h"
+#include "oracle.h"
 #include "readhold.h"
 #include "settings.h"
 #include "shmem.h"
@@ -1560,7 +1561,8 @@ copy_lease_holds_locked(MzcLeaseHoldCopy *out, TimestampTz now)
 			strlcpy(out[n].name, l->name, NAMEDATALEN);
 			out[n].held_at = l->held_at;
 			out[n].created_at = l->created_at;
-			out[n].implied = mzcoord_ctl_slots[l->slots[r]].implied;
+			out[n].implied = mzcoord_ctl_slot_implied(l->slots[r],
+													 mzcoord_table_upper());
 			out[n].since = mzc_coll_since(&mzcoord_ctl->colls, l->slots[r]);
 			n++;
 		}

@@ -448,6 +448,11 @@ mzcoord_ctl_create_locked(int64 gid, const char *item_id, Oid relid,
 	mzcoord_ctl_info[slot].recheck_next = -1;
 	mzcoord_ctl_mark_recheck(slot);
 	mzcoord_ctl_track_slot(slot);
+	/* A table may have history up to its upper: the tick looks at it. */
+	if (kind == MZC_KIND_TABLE)
+		mzcoord_ctl_reset_written_locked(slot, args.upper.ts);
+	else
+		mzcoord_ctl_reset_written_locked(slot, 0);
 	if (!durable_hold_init_locked(slot, err))
 		return false;
 	if (!mzcoord_ctl_map_gid(slot))

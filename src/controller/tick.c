@@ -6,8 +6,8 @@
  *	  and persist the frontiers that changed, and move the durable holds
  *	  once that is committed.
  *
- * Publication: the tick writes, in one statement (publish_sql), the
- * compaction bound, the since and the upper of every collection whose
+ * Publication: the tick writes, in one set-based statement (publish_sql,
+ * after lock_sql locked the rows), the compaction bound, the since and the upper of every collection whose
  * values changed (the core's dirty list and the recheck list).  The
  * proposal is meet(implied capability, the holds of dependent collections,
  * the leases on it): what the since will be after a restart, when
@@ -73,7 +73,7 @@ typedef struct MzcPersistRow
 static MzcPersistRow *pending_rows = NULL;
 static int	npending_rows = 0;
 
-static bool publish_or_yield(Datum *values, Oid *argtypes);
+static bool publish_or_yield(MzcPersistRow *rows, int n);
 
 /*
  * Where the timeline holds a materialized view (or an index, which follows
@@ -136,61 +136,92 @@ cmp_row_slot(const void *a, const void *b)
 }
 
 /*
- * The publication, one statement: for every row, the compaction bound
- * becomes join(old bound, proposal) (compaction_bounds; its trigger also
- * keeps it at or below every read requirement on the collection, reading
- * them after the row is locked), and mzcoord.collections gets the upper
- * and, as a mirror for its readers, since = the bound (the proposal itself
- * for a collection without history).  Rows that another transaction has
- * locked (a source's upper advance, DDL, a creation holding an input's
- * bound FOR SHARE) are skipped rather than waited for: the coordinator must
- * not stall behind a user's open transaction.  Every bound row is stamped
- * with the epoch, which the caller checked under lock.
- */
-/*
  * deadlock_timeout of the tick's transaction (milliseconds): the process
  * that checks first is the deadlock detector's victim, and that must be
  * the tick (publish_or_yield).
  */
 #define MZC_TICK_DEADLOCK_TIMEOUT "20"
 
-static const char *const publish_sql =
-"WITH v AS ("
-"  SELECT * FROM unnest($1, $2, $3, $4, $6)"
-"         AS v(global_id, since, upper, own_upper, publish)),"
-" free AS ("
-"  SELECT l.global_id FROM mzcoord.collections l"
-"   WHERE l.global_id OPERATOR(pg_catalog.=) ANY ($1)"
+/*
+ * The publication, two statements.  The first locks the catalog rows of
+ * the collections to write: its collections row, and its bound if it has
+ * one.  Rows that another transaction has locked (a source's upper
+ * advance, DDL, a creation holding an input's bound FOR SHARE) are skipped
+ * rather than waited for: the coordinator must not stall behind a user's
+ * open transaction.  It returns the collections whose rows it holds.
+ *
+ * The second, with a snapshot taken after the locks (a creation that held
+ * a bound FOR SHARE to record a requirement has committed, and its
+ * requirement is seen), writes them set-based: the compaction bound
+ * becomes join(old bound, proposal), clamped to at most the least read
+ * requirement and active lease on the collection (and never below the old
+ * bound); mzcoord.collections gets the upper and, as a mirror for its
+ * readers, since = the bound (the proposal itself for a collection without
+ * history).  The bound guard only checks monotonicity meanwhile (see
+ * mzcoord_authority_set_clamping).  Every bound row is stamped with the
+ * epoch, which the caller checked under lock.
+ *
+ * Runs as superuser: every operator and function is qualified.  (The
+ * multi-argument unnest in FROM cannot be: the parser expands it only
+ * unqualified, into calls of pg_catalog.unnest.)
+ */
+static const char *const lock_sql =
+"WITH free AS ("
+"  SELECT c.global_id FROM mzcoord.collections c"
+"   WHERE c.global_id OPERATOR(pg_catalog.=) ANY ($1)"
 "     FOR NO KEY UPDATE SKIP LOCKED),"
 " held AS ("
 "  SELECT b.global_id FROM mzcoord.compaction_bounds b"
 "   WHERE b.global_id OPERATOR(pg_catalog.=) ANY ($1)"
-"     FOR NO KEY UPDATE SKIP LOCKED),"
-" bounded AS ("
-"  SELECT b.global_id FROM mzcoord.compaction_bounds b"
-"   WHERE b.global_id OPERATOR(pg_catalog.=) ANY ($1)),"
+"     FOR NO KEY UPDATE SKIP LOCKED)"
+"SELECT f.global_id FROM free f"
+" WHERE EXISTS (SELECT 1 FROM held h"
+"                WHERE h.global_id OPERATOR(pg_catalog.=) f.global_id)"
+"    OR NOT EXISTS (SELECT 1 FROM mzcoord.compaction_bounds x"
+"                    WHERE x.global_id OPERATOR(pg_catalog.=) f.global_id)";
+
+static const char *const publish_sql =
+"WITH v AS ("
+"  SELECT * FROM unnest($1, $2, $3, $4, $6)"
+"         AS v(global_id, since, upper, own_upper, publish)),"
+" req AS ("
+"  SELECT r.input_global_id AS global_id, pg_catalog.min(r.at) AS at"
+"    FROM mzcoord.read_requirements r"
+"   WHERE r.input_global_id OPERATOR(pg_catalog.=) ANY ($1)"
+"     AND r.at IS NOT NULL GROUP BY 1),"
+" lease AS ("
+"  SELECT g.global_id, pg_catalog.min(l.held_at) AS at"
+"    FROM mzcoord.lease_records l,"
+"         pg_catalog.unnest(l.global_ids) AS g(global_id)"
+"   WHERE l.expires_at OPERATOR(pg_catalog.>) pg_catalog.now() GROUP BY 1),"
+" prop AS ("
+"  SELECT v.global_id, b.bound AS old,"
+"         CASE WHEN b.bound IS NULL OR v.since IS NULL THEN NULL"
+"              ELSE GREATEST(b.bound, v.since) END AS want,"
+"         LEAST(req.at, lease.at) AS lim"
+"    FROM v JOIN mzcoord.compaction_bounds b"
+"           ON b.global_id OPERATOR(pg_catalog.=) v.global_id"
+"         LEFT JOIN req ON req.global_id OPERATOR(pg_catalog.=) v.global_id"
+"         LEFT JOIN lease ON lease.global_id OPERATOR(pg_catalog.=) v.global_id"
+"   WHERE v.publish),"
 " nb AS ("
 "  UPDATE mzcoord.compaction_bounds b"
-"     SET bound = CASE WHEN b.bound IS NULL OR v.since IS NULL THEN NULL"
-"                      ELSE GREATEST(b.bound, v.since) END,"
+"     SET bound = CASE WHEN p.lim IS NOT NULL"
+"                       AND (p.want IS NULL OR p.want OPERATOR(pg_catalog.>) p.lim)"
+"                      THEN CASE WHEN p.old IS NULL THEN NULL"
+"                                ELSE GREATEST(p.old, p.lim) END"
+"                      ELSE p.want END,"
 "         epoch = $5, published_at = pg_catalog.now()"
-"    FROM v, free f, held h"
-"   WHERE b.global_id OPERATOR(pg_catalog.=) v.global_id"
-"     AND f.global_id OPERATOR(pg_catalog.=) v.global_id"
-"     AND h.global_id OPERATOR(pg_catalog.=) v.global_id"
-"     AND v.publish"
+"    FROM prop p"
+"   WHERE b.global_id OPERATOR(pg_catalog.=) p.global_id"
 "  RETURNING b.global_id, b.bound)"
 "UPDATE mzcoord.collections c"
 "   SET since = CASE WHEN NOT v.publish THEN c.since"
 "                    WHEN nb.global_id IS NULL THEN v.since"
 "                    ELSE nb.bound END,"
 "       upper = CASE WHEN v.own_upper THEN v.upper ELSE c.upper END"
-"  FROM v JOIN free f ON f.global_id OPERATOR(pg_catalog.=) v.global_id"
-"         LEFT JOIN nb ON nb.global_id OPERATOR(pg_catalog.=) v.global_id"
+"  FROM v LEFT JOIN nb ON nb.global_id OPERATOR(pg_catalog.=) v.global_id"
 " WHERE c.global_id OPERATOR(pg_catalog.=) v.global_id"
-"   AND (nb.global_id IS NOT NULL OR NOT v.publish"
-"        OR NOT EXISTS (SELECT 1 FROM bounded x"
-"                        WHERE x.global_id OPERATOR(pg_catalog.=) v.global_id))"
 " RETURNING c.global_id, c.since";
 
 static int
@@ -203,71 +234,119 @@ cmp_row_gid(const void *a, const void *b)
 }
 
 /*
+ * The row of the SPI result's tuple r whose global id is column 1, in rows
+ * sorted by gid; NULL if none.
+ */
+static MzcPersistRow *
+row_of_result(MzcPersistRow *rows, int n, uint64 r)
+{
+	MzcPersistRow key;
+
+	if (!mzcoord_parse_gid(SPI_getvalue(SPI_tuptable->vals[r],
+										SPI_tuptable->tupdesc, 1), &key.gid))
+		return NULL;
+	return bsearch(&key, rows, n, sizeof(MzcPersistRow), cmp_row_gid);
+}
+
+/*
  * Mark the rows the publication wrote, with the since it committed (SPI
- * result of publish_sql).  rows are sorted by gid here and by slot again
- * by the caller.
+ * result of publish_sql); rows are sorted by gid.
  */
 static void
 mark_written(MzcPersistRow *rows, int n)
 {
-	qsort(rows, n, sizeof(MzcPersistRow), cmp_row_gid);
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[r];
-		MzcPersistRow key;
-		MzcPersistRow *row;
+		MzcPersistRow *row = row_of_result(rows, n, r);
 		bool		isnull;
 		Datum		d;
 
-		if (!mzcoord_parse_gid(SPI_getvalue(tup, SPI_tuptable->tupdesc, 1),
-							   &key.gid))
-			continue;
-		row = bsearch(&key, rows, n, sizeof(MzcPersistRow), cmp_row_gid);
 		if (row == NULL)
 			continue;
-		d = SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull);
+		d = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull);
 		row->written = true;
 		row->committed = isnull ? mzc_frontier_empty() :
 			mzc_frontier_at(DatumGetInt64(d));
 	}
 }
 
+/* The rows' global ids as a text[] Datum. */
+static Datum
+gid_array(MzcPersistRow *rows, int n)
+{
+	Datum	   *gids = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		gids[i] = CStringGetTextDatum(mzcoord_gid_text(rows[i].gid));
+	return PointerGetDatum(construct_array(gids, n, TEXTOID, -1, false,
+										   TYPALIGN_INT));
+}
+
 /*
- * Publish the rows (see publish_sql), under the epoch: nothing is written
- * when the fence is not available this tick, and the process exits when
- * the epoch was superseded.  Sets rows[i].written and .committed for the
- * rows written; the others are tried again at the next tick.
+ * Lock the catalog rows of rows[0..n) (sorted by gid) that nobody else
+ * holds (lock_sql), and move those to the front, in gid order.  Returns
+ * their number.
+ */
+static int
+lock_rows(MzcPersistRow *rows, int n)
+{
+	Oid			argtypes[1] = {TEXTARRAYOID};
+	Datum		values[1] = {gid_array(rows, n)};
+	int			rc;
+	int			nlocked = 0;
+
+	rc = SPI_execute_with_args(lock_sql, 1, argtypes, values, NULL, false, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "mzcoord: could not lock frontiers: %s",
+			 SPI_result_code_string(rc));
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		MzcPersistRow *row = row_of_result(rows, n, r);
+
+		if (row != NULL)
+			row->written = true;	/* locked, for now */
+	}
+	for (int i = 0; i < n; i++)
+		if (rows[i].written)
+		{
+			MzcPersistRow tmp = rows[nlocked];
+
+			rows[nlocked++] = rows[i];
+			rows[i] = tmp;
+			rows[nlocked - 1].written = false;
+		}
+	qsort(rows, nlocked, sizeof(MzcPersistRow), cmp_row_gid);
+	return nlocked;
+}
+
+/*
+ * Write rows[0..n) (all locked by lock_rows, sorted by gid) with
+ * publish_sql, the bound guard leaving the clamp to the statement.
  */
 static void
-persist_rows(MzcPersistRow *rows, int n)
+write_rows(MzcPersistRow *rows, int n)
 {
-	Datum	   *gids = palloc(sizeof(Datum) * n);
-	Datum	   *sinces = palloc(sizeof(Datum) * n);
-	Datum	   *uppers = palloc(sizeof(Datum) * n);
-	Datum	   *owns = palloc(sizeof(Datum) * n);
-	Datum	   *pubs = palloc(sizeof(Datum) * n);
-	bool	   *since_nulls = palloc(sizeof(bool) * n);
-	bool	   *upper_nulls = palloc(sizeof(bool) * n);
+	Datum	   *sinces = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *uppers = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *owns = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *pubs = palloc(sizeof(Datum) * Max(n, 1));
+	bool	   *since_nulls = palloc(sizeof(bool) * Max(n, 1));
+	bool	   *upper_nulls = palloc(sizeof(bool) * Max(n, 1));
 	int			dims[1] = {n};
 	int			lbs[1] = {1};
 	Oid			argtypes[6] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
 	BOOLARRAYOID, INT8OID, BOOLARRAYOID};
 	Datum		values[6];
+	int			rc;
 
 	for (int i = 0; i < n; i++)
 	{
-		gids[i] = CStringGetTextDatum(mzcoord_gid_text(rows[i].gid));
 		sinces[i] = mzcoord_frontier_datum(rows[i].since, &since_nulls[i]);
 		uppers[i] = mzcoord_frontier_datum(rows[i].upper, &upper_nulls[i]);
 		owns[i] = BoolGetDatum(rows[i].own_upper);
 		pubs[i] = BoolGetDatum(rows[i].publish);
-		rows[i].written = false;
 	}
-	if (!mzcoord_authority_fence())
-		return;
-
-	values[0] = PointerGetDatum(construct_md_array(gids, NULL, 1, dims, lbs,
-												   TEXTOID, -1, false, TYPALIGN_INT));
+	values[0] = gid_array(rows, n);
 	values[1] = PointerGetDatum(construct_md_array(sinces, since_nulls, 1, dims, lbs,
 												   INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	values[2] = PointerGetDatum(construct_md_array(uppers, upper_nulls, 1, dims, lbs,
@@ -277,35 +356,60 @@ persist_rows(MzcPersistRow *rows, int n)
 	values[4] = Int64GetDatum(mzcoord_authority_epoch());
 	values[5] = PointerGetDatum(construct_array(pubs, n, BOOLOID, 1, true,
 												TYPALIGN_CHAR));
+	mzcoord_authority_set_clamping(true);
+	PG_TRY();
+	{
+		rc = SPI_execute_with_args(publish_sql, 6, argtypes, values, NULL,
+								   false, 0);
+	}
+	PG_FINALLY();
+	{
+		mzcoord_authority_set_clamping(false);
+	}
+	PG_END_TRY();
+	if (rc != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "mzcoord: could not publish frontiers: %s",
+			 SPI_result_code_string(rc));
+	mark_written(rows, n);
+}
 
-	/*
-	 * One writer per durable value: a source's upper is written only by its
-	 * advance (source.c), in the transaction that writes its updates, so the
-	 * tick leaves it alone; every other upper, every bound and every since
-	 * is the tick's.
-	 *
-	 * Runs as superuser: every operator is qualified.  (The multi-argument
-	 * unnest in FROM cannot be: the parser expands it only unqualified, into
-	 * calls of pg_catalog.unnest.)
-	 */
-	if (publish_or_yield(values, argtypes))
-		mark_written(rows, n);
+/*
+ * Publish the rows (see publish_sql), under the epoch: nothing is written
+ * when the fence is not available this tick, and the process exits when
+ * the epoch was superseded.  Sets rows[i].written and .committed for the
+ * rows written; the others are tried again at the next tick.
+ *
+ * One writer per durable value: a source's upper is written only by its
+ * advance (source.c), in the transaction that writes its updates, so the
+ * tick leaves it alone; every other upper, every bound and every since is
+ * the tick's.
+ */
+static void
+persist_rows(MzcPersistRow *rows, int n)
+{
+	for (int i = 0; i < n; i++)
+		rows[i].written = false;
+	if (mzcoord_authority_fence())
+	{
+		qsort(rows, n, sizeof(MzcPersistRow), cmp_row_gid);
+		(void) publish_or_yield(rows, n);
+	}
 	qsort(rows, n, sizeof(MzcPersistRow), cmp_row_slot);
 }
 
 /*
- * Run publish_sql in a subtransaction.  The statement skips catalog rows
- * that someone has locked, but the triggers it fires (a requirement follows
- * its object's upper) lock rows of mzcoord.read_requirements, which a
- * user's DROP ... CASCADE may lock before it waits for the collection row
- * the tick holds: a deadlock.  The tick checks for deadlocks soon after it
- * starts waiting, so that it is the one the detector cancels, never the
- * user's statement; it then writes nothing this tick (every row stays
- * unwritten and is looked at again at the next one) and goes on.  Returns
- * whether the statement ran.
+ * Lock and write the rows in a subtransaction.  The statements skip
+ * catalog rows that someone has locked, but the triggers they fire (a
+ * requirement follows its object's upper) lock rows of
+ * mzcoord.read_requirements, which a user's DROP ... CASCADE may lock
+ * before it waits for the collection row the tick holds: a deadlock.  The
+ * tick checks for deadlocks soon after it starts waiting, so that it is the
+ * one the detector cancels, never the user's statement; it then writes
+ * nothing this tick (every row stays unwritten and is looked at again at
+ * the next one) and goes on.  Returns whether the statements ran.
  */
 static bool
-publish_or_yield(Datum *values, Oid *argtypes)
+publish_or_yield(MzcPersistRow *rows, int n)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -318,13 +422,10 @@ publish_or_yield(Datum *values, Oid *argtypes)
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		int			rc;
+		int			nlocked = lock_rows(rows, n);
 
-		rc = SPI_execute_with_args(publish_sql, 6, argtypes, values, NULL,
-								   false, 0);
-		if (rc != SPI_OK_UPDATE_RETURNING)
-			elog(ERROR, "mzcoord: could not publish frontiers: %s",
-				 SPI_result_code_string(rc));
+		if (nlocked > 0)
+			write_rows(rows, nlocked);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
@@ -342,6 +443,8 @@ publish_or_yield(Datum *values, Oid *argtypes)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
+		for (int i = 0; i < n; i++)
+			rows[i].written = false;
 		ereport(LOG,
 				(errmsg("mzcoord: the tick yielded to a concurrent catalog change"),
 				 errdetail("%s", edata->message),
@@ -353,37 +456,77 @@ publish_or_yield(Datum *values, Oid *argtypes)
 }
 
 /*
- * Tables share the timeline: advance those whose implied capability would
- * move with the table upper.  Returns whether any collection depends on
- * another.  Visits only the tracked slots (tables and collections with
- * dependencies); caller holds the lock exclusively.
+ * Tables share the timeline: a table's upper is the timeline's
+ * (mzcoord_ctl_slot_upper), and its implied capability follows its policy
+ * only when the tick visits it.  Advance the table in slot s, if active,
+ * to the table upper; caller holds the lock exclusively.
+ */
+static void
+advance_table_locked(int32 s, mzc_ts table_upper)
+{
+	mzc_collection *c = &mzcoord_ctl_slots[s];
+	mzc_frontier want;
+
+	if (c->state != MZC_COLL_ACTIVE ||
+		mzcoord_ctl_info[s].kind != MZC_KIND_TABLE)
+		return;
+	want = mzc_policy_frontier(&c->policy, mzc_frontier_at(table_upper));
+	if (mzc_frontier_lt(c->implied, want))
+		(void) mzc_coll_advance_upper(&mzcoord_ctl->colls, s,
+									  mzc_frontier_at(table_upper),
+									  NULL, NULL);
+}
+
+/*
+ * Was the table in slot held below its policy when its since was last
+ * written (by a lease, a dependent, a frozen since)?  Then a change of its
+ * holds may be the release someone waits for.  Caller holds the lock.
  */
 static bool
-advance_tables_locked(mzc_ts table_upper)
+was_held_locked(int32 s)
 {
-	bool		any_deps = false;
+	MzcSlotInfo *info = &mzcoord_ctl_info[s];
 
+	return info->persisted &&
+		mzc_frontier_lt(info->durable_since,
+						mzc_policy_frontier(&mzcoord_ctl_slots[s].policy,
+											info->durable_upper));
+}
+
+/*
+ * Advance the tables on the recheck list (a new table, a new policy, a
+ * lease that moved, a publication that is due), the written ones, and
+ * those on the core's dirty list that were held below their policy (a
+ * dependent dropped, a hold released).  An idle table is on none of these:
+ * nothing above its since needs compacting, and its since stays where it
+ * is.  A transaction hold that comes and goes on a table that follows its
+ * policy, or the durable hold the tick itself moved, is no reason to
+ * publish it again.  Caller holds the lock exclusively.
+ */
+static void
+advance_visited_tables_locked(mzc_ts table_upper, const int32 *visit,
+							  int nvisit)
+{
+	for (int32 s = mzc_colls_dirty_first(&mzcoord_ctl->colls); s != MZC_NIL;
+		 s = mzc_colls_dirty_next(&mzcoord_ctl->colls, s))
+		if (was_held_locked(s))
+			advance_table_locked(s, table_upper);
+	for (int i = 0; i < nvisit; i++)
+		advance_table_locked(visit[i], table_upper);
+}
+
+/* Does any tracked collection depend on another?  Caller holds the lock. */
+static bool
+any_dependencies_locked(void)
+{
 	for (int32 i = 0; i < mzcoord_ctl->ntick_slots; i++)
 	{
-		int32		s = mzcoord_ctl_tick_slots[i];
-		mzc_collection *c = &mzcoord_ctl_slots[s];
+		mzc_collection *c = &mzcoord_ctl_slots[mzcoord_ctl_tick_slots[i]];
 
-		if (c->state == MZC_COLL_FREE)
-			continue;
-		any_deps |= c->ndeps > 0;
-		if (c->state == MZC_COLL_ACTIVE &&
-			mzcoord_ctl_info[s].kind == MZC_KIND_TABLE)
-		{
-			mzc_frontier want = mzc_policy_frontier(&c->policy,
-													mzc_frontier_at(table_upper));
-
-			if (mzc_frontier_lt(c->implied, want))
-				(void) mzc_coll_advance_upper(&mzcoord_ctl->colls, s,
-											  mzc_frontier_at(table_upper),
-											  NULL, NULL);
-		}
+		if (c->state != MZC_COLL_FREE && c->ndeps > 0)
+			return true;
 	}
-	return any_deps;
+	return false;
 }
 
 /*
@@ -470,6 +613,25 @@ recheck_inputs_of_changed_locked(void)
 }
 
 /*
+ * Did slot's since follow nothing but its policy, both as last written
+ * (durable_since, under the policy applied to durable_upper) and as
+ * proposed now (since)?  Nothing else holds it then: no dependent, no
+ * lease, no frozen since (P6), no policy changed since the last write.
+ * Caller holds the lock.
+ */
+static bool
+policy_only_locked(int32 s, mzc_frontier since)
+{
+	mzc_collection *c = &mzcoord_ctl_slots[s];
+	MzcSlotInfo *info = &mzcoord_ctl_info[s];
+
+	return info->persisted && c->ndependents == 0 &&
+		mzc_frontier_eq(since, mzc_policy_frontier(&c->policy, c->upper)) &&
+		mzc_frontier_eq(info->durable_since,
+						mzc_policy_frontier(&c->policy, info->durable_upper));
+}
+
+/*
  * Should the tick write slot's frontiers (since, upper) now?  Caller holds
  * the lock.
  */
@@ -477,7 +639,6 @@ static bool
 needs_persist_locked(int32 s, mzc_frontier since, mzc_frontier upper,
 					 TimestampTz now)
 {
-	mzc_collection *c = &mzcoord_ctl_slots[s];
 	MzcSlotInfo *info = &mzcoord_ctl_info[s];
 	bool		upper_same = info->kind == MZC_KIND_TABLE ||
 		mzc_frontier_eq(upper, info->durable_upper);
@@ -487,23 +648,52 @@ needs_persist_locked(int32 s, mzc_frontier since, mzc_frontier upper,
 		return false;
 
 	/*
-	 * Rate-limit since-only changes that merely follow the policy (as
-	 * Materialize rate-limits since downgrades, K4): after a restart such a
-	 * since is re-derived from the policy and the upper, which never
-	 * regress, so a late write loses nothing.  A since that P6 froze above
-	 * its policy, or that dependents hold, or a changed upper of a
-	 * non-table, is written at once.
+	 * The catalog is ahead (a bound raised by hand): nothing to publish
+	 * until the since passes it, but keep following the policy up to it.
 	 */
-	if (info->persisted && mzcoord_since_persist_interval > 0 &&
-		c->ndependents == 0 && upper_same &&
-		mzc_frontier_eq(c->implied, mzc_policy_frontier(&c->policy, c->upper)) &&
+	if (info->persisted && upper_same &&
+		mzc_frontier_lt(since, info->durable_since))
+	{
+		mzcoord_ctl_mark_recheck(s);
+		return false;
+	}
+
+	/*
+	 * Coalesce advances that merely follow the policy (as Materialize
+	 * rate-limits since downgrades, K4): at most one write per
+	 * publish_interval.  Delaying a bound only keeps history longer, and
+	 * after a restart such a since is re-derived from the policy and the
+	 * upper, which never regress.  A since that was or is held by anything
+	 * else (a lease, a dependent, a frozen since, a new policy) moves
+	 * because someone changed something, maybe waiting for it: written at
+	 * once, as is a changed upper of a non-table.  A bound the catalog
+	 * clamped (a requirement or lease the controller does not hold) is
+	 * proposed again at the same rate, until the clamp is gone.
+	 */
+	if (mzcoord_publish_interval > 0 && upper_same &&
+		(policy_only_locked(s, since) || info->clamped) &&
 		!TimestampDifferenceExceeds(info->persisted_at, now,
-									mzcoord_since_persist_interval))
+									mzcoord_publish_interval))
 	{
 		mzcoord_ctl_mark_recheck(s);	/* look again next tick */
 		return false;
 	}
 	return true;
+}
+
+/*
+ * Does the table in slot have history above its committed bound, which a
+ * later bound would let compaction consolidate?  Then the tick keeps
+ * visiting it.  Caller holds the lock.
+ */
+static bool
+table_has_more_locked(int32 s)
+{
+	MzcSlotInfo *info = &mzcoord_ctl_info[s];
+
+	return info->kind == MZC_KIND_TABLE && info->persisted &&
+		!info->durable_since.empty &&
+		mzcoord_ctl_last_write_locked(s) >= info->durable_since.ts;
 }
 
 /*
@@ -534,7 +724,11 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 		since = mzcoord_ctl_info[s].durable_since;
 	upper = mzcoord_ctl_slot_upper(s, table_upper);
 	if (!needs_persist_locked(s, since, upper, now))
+	{
+		if (table_has_more_locked(s))
+			mzcoord_ctl_mark_recheck(s);
 		return 0;
+	}
 	row->slot = s;
 	row->gid = mzcoord_ctl_info[s].gid;
 	row->since = since;
@@ -545,21 +739,18 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 }
 
 /*
- * Collect the rows to persist: the slots on the core's dirty list and on
- * the recheck list, or every slot on a resync.  rechecks has room for
- * capacity slots.  Returns the number of rows, in slot order; caller holds
- * the lock exclusively.
+ * Collect the rows to persist: the slots on the core's dirty list and in
+ * visit[] (the recheck list and the written tables, each slot once), or
+ * every slot on a resync.  Returns the number of rows, in slot order;
+ * caller holds the lock exclusively.
  */
 static int
-collect_changed_locked(MzcPersistRow *rows, int32 *rechecks,
+collect_changed_locked(MzcPersistRow *rows, const int32 *visit, int nvisit,
 					   mzc_ts table_upper, const mzc_frontier *min_dep_hold,
 					   bool resync, TimestampTz now)
 {
 	int			nrows = 0;
-	int			nrechecks;
 
-	/* Slots marked while collecting go on a new list, for the next tick. */
-	nrechecks = mzcoord_ctl_take_rechecks(rechecks);
 	if (resync)
 	{
 		for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
@@ -572,18 +763,35 @@ collect_changed_locked(MzcPersistRow *rows, int32 *rechecks,
 		 s = mzc_colls_dirty_next(&mzcoord_ctl->colls, s))
 		nrows += collect_slot_locked(s, &rows[nrows], table_upper,
 									 min_dep_hold, now);
-	for (int i = 0; i < nrechecks; i++)
+	for (int i = 0; i < nvisit; i++)
 	{
 		/* A dirty slot was looked at above already. */
-		if (mzcoord_ctl_slots[rechecks[i]].dirty)
+		if (mzcoord_ctl_slots[visit[i]].dirty)
 			continue;
-		nrows += collect_slot_locked(rechecks[i], &rows[nrows], table_upper,
+		nrows += collect_slot_locked(visit[i], &rows[nrows], table_upper,
 									 min_dep_hold, now);
 	}
 
 	/* Write in slot order, as a scan of every slot would. */
 	qsort(rows, nrows, sizeof(MzcPersistRow), cmp_row_slot);
 	return nrows;
+}
+
+/*
+ * The slots the tick visits besides the dirty ones, each once: the tables
+ * written since the last tick join the recheck list, which is taken.
+ * Slots marked from now on go on a new list, for the next tick.  visit has
+ * room for capacity slots.  Returns the number; caller holds the lock
+ * exclusively.
+ */
+static int
+take_visits_locked(int32 *visit)
+{
+	int			nwritten = mzcoord_ctl_take_written_locked(visit);
+
+	for (int i = 0; i < nwritten; i++)
+		mzcoord_ctl_mark_recheck(visit[i]);
+	return mzcoord_ctl_take_rechecks(visit);
 }
 
 /*
@@ -599,7 +807,9 @@ mzcoord_controller_tick(void)
 	mzc_ts		table_upper;
 	MzcPersistRow *rows;
 	int			nrows;
-	int32	   *rechecks;
+	int32	   *visit;
+	int			nvisit;
+	int32		tracked;
 	mzc_frontier *min_dep_hold;
 	bool		any_deps;
 	MemoryContext cxt = CurrentMemoryContext;
@@ -608,6 +818,7 @@ mzcoord_controller_tick(void)
 	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
 	need_boot = !mzcoord_ctl->ready || mzcoord_ctl->ext_oid != ext ||
 		mzcoord_ctl->rebootstrap;
+	tracked = mzcoord_ctl->ntick_slots;
 	LWLockRelease(mzcoord_ctl->lock);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -629,27 +840,44 @@ mzcoord_controller_tick(void)
 
 	/*
 	 * Everything the exclusive section needs is allocated before it; the
-	 * dependents' holds start at {} for every slot (outside the lock).
+	 * dependents' holds start at {} for every slot (outside the lock), and
+	 * are needed only if a collection has dependencies (views, indexes and
+	 * sinks are tracked: none tracked, none to look at).
 	 */
 	rows = MemoryContextAlloc(cxt, sizeof(MzcPersistRow) * mzcoord_ctl->capacity);
-	rechecks = palloc(sizeof(int32) * mzcoord_ctl->capacity);
-	min_dep_hold = palloc(sizeof(mzc_frontier) * mzcoord_ctl->capacity);
-	for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
-		min_dep_hold[s] = mzc_frontier_empty();
+	visit = palloc(sizeof(int32) * mzcoord_ctl->capacity);
+	min_dep_hold = NULL;
+	if (tracked > 0)
+	{
+		min_dep_hold = palloc(sizeof(mzc_frontier) * mzcoord_ctl->capacity);
+		for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+			min_dep_hold[s] = mzc_frontier_empty();
+	}
 
 	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+	if (min_dep_hold == NULL && mzcoord_ctl->ntick_slots > 0)
+	{
+		/* A creation's commit tracked a slot meanwhile: allocate, retry. */
+		LWLockRelease(mzcoord_ctl->lock);
+		min_dep_hold = palloc(sizeof(mzc_frontier) * mzcoord_ctl->capacity);
+		for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+			min_dep_hold[s] = mzc_frontier_empty();
+		LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+	}
 	mzcoord_ctl->table_upper = table_upper;
 	/* Leases past their expiry stop holding (lease.c). */
 	(void) mzcoord_lease_tick_locked(now);
-	any_deps = advance_tables_locked(table_upper);
+	nvisit = take_visits_locked(visit);
+	advance_visited_tables_locked(table_upper, visit, nvisit);
 	recheck_views_ahead_locked(table_upper);
+	any_deps = min_dep_hold != NULL && any_dependencies_locked();
 	if (any_deps)
 	{
 		advance_indexes_locked(table_upper);
 		dependent_holds_locked(min_dep_hold);
 		recheck_inputs_of_changed_locked();
 	}
-	nrows = collect_changed_locked(rows, rechecks, table_upper,
+	nrows = collect_changed_locked(rows, visit, nvisit, table_upper,
 								   any_deps ? min_dep_hold : NULL,
 								   mzcoord_ctl->resync, now);
 	mzc_colls_clear_dirty(&mzcoord_ctl->colls);
@@ -701,6 +929,18 @@ mzcoord_controller_tick_committed(void)
 			info->durable_since = pending_rows[i].committed;
 			info->durable_upper = pending_rows[i].upper;
 			info->persisted_at = GetCurrentTimestamp();
+			info->clamped = mzc_frontier_lt(pending_rows[i].committed,
+											pending_rows[i].since);
+			/*
+			 * Visit it again if it was written above the new bound, if the
+			 * catalog held the bound below the since, or if the bound is
+			 * ahead of the since (raised by hand): the since follows up to
+			 * it.
+			 */
+			if (info->clamped ||
+				mzc_frontier_lt(pending_rows[i].since, pending_rows[i].committed) ||
+				table_has_more_locked(pending_rows[i].slot))
+				mzcoord_ctl_mark_recheck(pending_rows[i].slot);
 			/* The live since may follow the bound now committed, no further. */
 			if (mzcoord_ctl_slots[pending_rows[i].slot].state == MZC_COLL_ACTIVE)
 				mzcoord_ctl_durable_hold_advance_locked(pending_rows[i].slot,

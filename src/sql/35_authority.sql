@@ -115,36 +115,15 @@ $$;
 
 -- A bound never decreases, whoever writes it (NULL, the empty frontier, is
 -- final), and is never above a requirement or an active lease on its
--- collection.  The clamp
--- runs after the row is locked, with a fresh snapshot (a volatile
--- function): a creation that recorded a requirement while holding the row
--- FOR SHARE has committed by then, and its requirement is seen.
+-- collection.  The clamp runs after the row is locked, with a fresh
+-- snapshot: a creation that recorded a requirement while holding the row
+-- FOR SHARE has committed by then, and its requirement is seen.  In C
+-- (src/controller/authority.c), because the coordinator publishes many
+-- bounds in one statement: its publication clamps them itself, set-based,
+-- and the guard then only checks that none decreases.
 CREATE FUNCTION mzcoord._bounds_guard()
-RETURNS trigger LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    v_limit bigint;
-BEGIN
-    IF NEW.global_id IS DISTINCT FROM OLD.global_id THEN
-        RAISE EXCEPTION 'cannot change the collection of a compaction bound'
-            USING ERRCODE = 'feature_not_supported';
-    END IF;
-    IF OLD.bound IS NULL AND NEW.bound IS NOT NULL OR NEW.bound < OLD.bound THEN
-        RAISE EXCEPTION 'compaction bound of collection % cannot decrease from % to %',
-            OLD.global_id, coalesce(OLD.bound::text, '{}'),
-            coalesce(NEW.bound::text, '{}')
-            USING ERRCODE = 'check_violation',
-                  DETAIL = 'History up to the bound may already be compacted.';
-    END IF;
-    v_limit := mzcoord._protection_limit(NEW.global_id);
-    IF v_limit IS NOT NULL AND (NEW.bound IS NULL OR NEW.bound > v_limit) THEN
-        NEW.bound := CASE WHEN OLD.bound IS NULL THEN NULL
-                          ELSE greatest(OLD.bound, v_limit) END;
-    END IF;
-    RETURN NEW;
-END
-$$;
+RETURNS trigger LANGUAGE c
+AS 'MODULE_PATHNAME', 'mzcoord_bounds_guard';
 
 CREATE TRIGGER compaction_bounds_guard
     BEFORE UPDATE ON mzcoord.compaction_bounds

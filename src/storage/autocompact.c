@@ -98,7 +98,7 @@ typedef struct MzcCompactState
 
 static HTAB *compact_states = NULL;
 static MemoryContext compact_cxt = NULL;
-static int	scan_pos = 0;
+static int32 scan_pos = 0;	/* the next slot the round robin looks at */
 static uint64 scan_round = 1;
 
 /*
@@ -466,7 +466,7 @@ mzcoord_storage_tick(void)
 	MemoryContext oldcxt = CurrentMemoryContext;
 	MzcCollectionInfo *infos;
 	int			n;
-	int			nwin;
+	bool		wrapped;
 	int64	   *due_gid;
 	int64	   *due_since;
 	int			ndue;
@@ -485,27 +485,23 @@ mzcoord_storage_tick(void)
 	MemoryContextReset(compact_cxt);
 	MemoryContextSwitchTo(compact_cxt);
 
-	n = mzcoord_ctl_list_collections(&infos);
+	n = mzcoord_ctl_list_collections(&scan_pos, MZC_COMPACT_SCAN, &infos,
+									 &wrapped);
+	if (wrapped)
+		new_round();
 	if (n == 0)
 	{
 		MemoryContextSwitchTo(oldcxt);
 		return;
 	}
-	if (scan_pos >= n)
-	{
-		scan_pos = 0;
-		new_round();
-	}
-	nwin = Min(MZC_COMPACT_SCAN, n - scan_pos);
-	due_gid = palloc(sizeof(int64) * nwin);
-	due_since = palloc(sizeof(int64) * nwin);
-	ndue = select_due(&infos[scan_pos], nwin, start, due_gid, due_since);
+	due_gid = palloc(sizeof(int64) * n);
+	due_since = palloc(sizeof(int64) * n);
+	ndue = select_due(infos, n, start, due_gid, due_since);
 	if (ndue < 0)
 	{
 		MemoryContextSwitchTo(oldcxt);
 		return;
 	}
-	scan_pos += nwin;
 
 	for (int i = 0; i < ndue; i++)
 	{

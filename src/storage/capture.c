@@ -79,6 +79,7 @@ PG_FUNCTION_INFO_V1(mzcoord_row_is_own);
 typedef struct MzcWritten
 {
 	Oid			histid;
+	Oid			relid;			/* the collection's relation */
 	Oid			owner;
 	mzc_ts		ts;
 } MzcWritten;
@@ -118,6 +119,7 @@ mzcoord_note_history_written(const MzcHistory *h, mzc_ts ts)
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	w = palloc(sizeof(MzcWritten));
 	w->histid = h->histid;
+	w->relid = h->relid;
 	w->owner = h->owner;
 	w->ts = ts;
 	written = lappend(written, w);
@@ -178,6 +180,8 @@ capture_pre_commit(void)
 
 		if (w->ts != c)
 			move_own_updates(w, c);
+		/* The tick compacts what this adds (controller.h, MzcWriteMark). */
+		mzcoord_ctl_note_written(w->relid, c);
 	}
 	written = NIL;
 }

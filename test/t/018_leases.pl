@@ -13,7 +13,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $node = mzcoord_node('leases', create_extension => 1,
-	conf => "mzcoord.since_persist_interval = 0\n");
+	conf => "mzcoord.publish_interval = 0\n");
 $node->safe_psql('postgres', q{
 	CREATE TABLE lt (k int, v text);
 	INSERT INTO lt SELECT g, 'v' || g FROM generate_series(1, 20) g;
