@@ -733,43 +733,22 @@ mzcoord_ctl_lookup_gid(int64 gid, MzcCollectionInfo *info)
 }
 
 /*
- * Up to max active collections with their live frontiers, from slot
- * *cursor on (for compaction's round robin); *cursor moves past the last
- * slot looked at, and wraps to 0 at the end of the slots (then *wrapped).
- * Its cost follows max, not the number of collections.  *out is palloc'd.
+ * As mzcoord_ctl_lookup_gid, but never waits for readiness: false while the
+ * controller is not ready (for the coordinator's own steps).
  */
-int
-mzcoord_ctl_list_collections(int32 *cursor, int max,
-							 MzcCollectionInfo **out, bool *wrapped)
+bool
+mzcoord_ctl_peek_gid(int64 gid, MzcCollectionInfo *info)
 {
-	MzcCollectionInfo *infos = palloc(sizeof(MzcCollectionInfo) * Max(max, 1));
-	int			n = 0;
-	int32		s = Max(*cursor, 0);
-	mzc_ts		table_upper = mzcoord_table_upper();
+	int32		slot;
+	bool		found;
 
-	*wrapped = false;
 	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
-	if (mzcoord_ctl->ready)
-		for (int32 end = s + 16 * Max(max, 1);
-			 s < mzcoord_ctl->capacity && s < end && n < max; s++)
-			if (mzcoord_ctl_slots[s].state == MZC_COLL_ACTIVE)
-			{
-				infos[n].gid = mzcoord_ctl_info[s].gid;
-				infos[n].kind = mzcoord_ctl_info[s].kind;
-				infos[n].relid = mzcoord_ctl_info[s].relid;
-				infos[n].since = mzc_coll_since(&mzcoord_ctl->colls, s);
-				infos[n].upper = mzcoord_ctl_slot_upper(s, table_upper);
-				n++;
-			}
-	if (s >= mzcoord_ctl->capacity || !mzcoord_ctl->ready)
-	{
-		s = 0;
-		*wrapped = true;
-	}
+	slot = mzcoord_ctl->ready ? mzcoord_ctl_slot_of_gid(gid) : -1;
+	found = slot >= 0 && mzcoord_ctl_slots[slot].state == MZC_COLL_ACTIVE;
+	if (found)
+		fill_info_locked(slot, info);
 	LWLockRelease(mzcoord_ctl->lock);
-	*cursor = s;
-	*out = infos;
-	return n;
+	return found;
 }
 
 /* The relation of live collection gid if it is of kind; else InvalidOid. */

@@ -74,6 +74,9 @@ typedef struct MzcSlotInfo
 	char		item_id[MZC_ITEM_ID_LEN];
 	int64		retain_ms;
 	bool		persisted;		/* durable_* hold what the catalog has */
+	bool		held_back;		/* at the tick's last look, something (a
+								 * lease, a dependent) held its since below
+								 * its policy (tick.c) */
 	bool		clamped;		/* its last bound was held below the since
 								 * proposed, by a requirement or lease only
 								 * the catalog knows (tick.c) */
@@ -268,6 +271,7 @@ extern Datum mzcoord_frontier_datum(mzc_frontier f, bool *isnull);
 /* The data plane's view; each takes the lock shared. */
 extern bool mzcoord_ctl_lookup_rel(Oid relid, MzcCollectionInfo *info);
 extern bool mzcoord_ctl_lookup_gid(int64 gid, MzcCollectionInfo *info);
+extern bool mzcoord_ctl_peek_gid(int64 gid, MzcCollectionInfo *info);
 extern Oid	mzcoord_ctl_relation_of(int64 gid, MzcKind kind);
 
 /* A materialized view or sink, and the least upper of its inputs. */
@@ -280,7 +284,5 @@ typedef struct MzcMaintainedInfo
 } MzcMaintainedInfo;
 
 extern int	mzcoord_ctl_list_maintained(MzcMaintainedInfo **out);
-extern int	mzcoord_ctl_list_collections(int32 *cursor, int max,
-										 MzcCollectionInfo **out, bool *wrapped);
 
 #endif							/* MZCOORD_CONTROLLER_H */

@@ -73,6 +73,14 @@ typedef struct MzcPersistRow
 static MzcPersistRow *pending_rows = NULL;
 static int	npending_rows = 0;
 
+/*
+ * The collections whose bound the committed ticks published, until the
+ * compaction step takes them (worker only; in TopMemoryContext).
+ */
+static int64 *published = NULL;
+static int	npublished = 0;
+static int	published_room = 0;
+
 static bool publish_or_yield(MzcPersistRow *rows, int n);
 
 /*
@@ -487,10 +495,10 @@ was_held_locked(int32 s)
 {
 	MzcSlotInfo *info = &mzcoord_ctl_info[s];
 
-	return info->persisted &&
+	return info->persisted && (info->held_back ||
 		mzc_frontier_lt(info->durable_since,
 						mzc_policy_frontier(&mzcoord_ctl_slots[s].policy,
-											info->durable_upper));
+											info->durable_upper)));
 }
 
 /*
@@ -625,7 +633,7 @@ policy_only_locked(int32 s, mzc_frontier since)
 	mzc_collection *c = &mzcoord_ctl_slots[s];
 	MzcSlotInfo *info = &mzcoord_ctl_info[s];
 
-	return info->persisted && c->ndependents == 0 &&
+	return info->persisted && c->ndependents == 0 && !info->held_back &&
 		mzc_frontier_eq(since, mzc_policy_frontier(&c->policy, c->upper)) &&
 		mzc_frontier_eq(info->durable_since,
 						mzc_policy_frontier(&c->policy, info->durable_upper));
@@ -725,6 +733,9 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 	upper = mzcoord_ctl_slot_upper(s, table_upper);
 	if (!needs_persist_locked(s, since, upper, now))
 	{
+		/* Held now: its release is published at once (policy_only_locked). */
+		if (mzc_frontier_lt(since, mzc_policy_frontier(&c->policy, c->upper)))
+			mzcoord_ctl_info[s].held_back = true;
 		if (table_has_more_locked(s))
 			mzcoord_ctl_mark_recheck(s);
 		return 0;
@@ -900,6 +911,37 @@ mzcoord_controller_tick(void)
 	npending_rows = nrows;
 }
 
+/* Remember that gid's bound moved, for the compaction step. */
+static void
+note_published(int64 gid)
+{
+	if (npublished == published_room)
+	{
+		published_room = Max(64, published_room * 2);
+		published = published == NULL ?
+			MemoryContextAlloc(TopMemoryContext, sizeof(int64) * published_room) :
+			repalloc(published, sizeof(int64) * published_room);
+	}
+	published[npublished++] = gid;
+}
+
+/*
+ * The collections whose bound moved since the last call, in *out (palloc'd
+ * in the caller's context); returns their number.  Compaction looks at
+ * nothing else that was idle (autocompact.c).
+ */
+int
+mzcoord_tick_take_published(int64 **out)
+{
+	int			n = npublished;
+
+	*out = palloc(sizeof(int64) * Max(n, 1));
+	if (n > 0)
+		memcpy(*out, published, sizeof(int64) * n);
+	npublished = 0;
+	return n;
+}
+
 /*
  * After the tick's transaction committed: its rows are durable now.  If the
  * commit failed instead, the process exits with resync still set, and the
@@ -925,7 +967,12 @@ mzcoord_controller_tick_committed(void)
 				mzcoord_ctl_mark_recheck(pending_rows[i].slot);
 				continue;
 			}
+			if (!mzc_frontier_eq(info->durable_since, pending_rows[i].committed))
+				note_published(pending_rows[i].gid);
 			info->persisted = true;
+			info->held_back = mzc_frontier_lt(pending_rows[i].since,
+											  mzc_policy_frontier(&mzcoord_ctl_slots[pending_rows[i].slot].policy,
+																  mzcoord_ctl_slots[pending_rows[i].slot].upper));
 			info->durable_since = pending_rows[i].committed;
 			info->durable_upper = pending_rows[i].upper;
 			info->persisted_at = GetCurrentTimestamp();

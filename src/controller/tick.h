@@ -24,4 +24,10 @@ extern bool mzcoord_tick_owns_upper(MzcKind kind);
 /* After that transaction committed. */
 extern void mzcoord_controller_tick_committed(void);
 
+/*
+ * The collections whose compaction bound moved since the last call (the
+ * coordinator's compaction step); *out is palloc'd.
+ */
+extern int	mzcoord_tick_take_published(int64 **out);
+
 #endif							/* MZCOORD_TICK_H */

@@ -10,13 +10,16 @@
  * compaction is older than one second per thousand of those rows (at least
  * one second).  A large table with a trickle of updates is thus rewritten
  * at most about every rows/1000 seconds, a busy one after every 25% of new
- * updates, a small one within a second or two.  Each tick examines at most
- * MZC_COMPACT_SCAN collections (round robin over the controller's
- * collections), and stops starting compactions once half a tick interval
- * has passed (but always starts the first one due, so that a loaded
- * machine still makes progress); one compaction is not interrupted.  A collection found with
- * nothing above its compacted frontier is not looked at again (not even
- * opened) until the cumulative statistics show writes to its history.  A compaction that fails
+ * updates, a small one within a second or two.  Each tick examines only
+ * what may have become due: the collections whose bound the tick just
+ * published (mzcoord_tick_take_published), and at most MZC_COMPACT_SCAN of
+ * those that may still have updates above their compacted frontier, least
+ * recently examined first; an idle collection costs nothing.  It stops
+ * starting compactions once half a tick interval has passed (but always
+ * starts the first one due, so that a loaded machine still makes
+ * progress); one compaction is not interrupted.  A collection found with
+ * nothing above its compacted frontier is not looked at again until the
+ * tick publishes its bound again.  A compaction that fails
  * is logged and retried a minute later; it never stops the coordinator.
  * mzcoord.compact(rel) compacts one collection now, whatever the policy.
  * mzcoord.auto_compact = off pauses the coordinator's compaction (for
@@ -63,6 +66,7 @@
 #include "history.h"
 #include "ids.h"
 #include "settings.h"
+#include "tick.h"
 
 /* Collections the coordinator examines per tick. */
 #define MZC_COMPACT_SCAN 128
@@ -98,26 +102,7 @@ typedef struct MzcCompactState
 
 static HTAB *compact_states = NULL;
 static MemoryContext compact_cxt = NULL;
-static int32 scan_pos = 0;	/* the next slot the round robin looks at */
-static uint64 scan_round = 1;
-
-/*
- * A new round over the collections: entries are reloaded from the catalog
- * as their turn comes, and those not seen in the whole last round (dropped
- * collections) are forgotten.
- */
-static void
-new_round(void)
-{
-	HASH_SEQ_STATUS status;
-	MzcCompactState *st;
-
-	scan_round++;
-	hash_seq_init(&status, compact_states);
-	while ((st = hash_seq_search(&status)) != NULL)
-		if (st->round + 1 < scan_round)
-			(void) hash_search(compact_states, &st->gid, HASH_REMOVE, NULL);
-}
+static uint64 scan_round = 1;	/* counts the compaction steps */
 
 /* Load the storage rows of the given collections into compact_states. */
 static void
@@ -362,7 +347,8 @@ kind_has_history(MzcKind kind)
 
 /*
  * Load the states of the collections with a history among infos[0..n)
- * that were not loaded in this round (in a transaction).
+ * that were not loaded in this step (in a transaction): the catalog's
+ * compacted frontier may have moved (mzcoord.compact()).
  */
 static void
 load_missing_states(const MzcCollectionInfo *infos, int n)
@@ -427,15 +413,71 @@ find_due(const MzcCollectionInfo *infos, int n, TimestampTz now,
 	return ndue;
 }
 
+/* Order candidates by the step that last looked at them, oldest first. */
+static int
+cmp_state_round(const void *a, const void *b)
+{
+	uint64		x = (*(MzcCompactState *const *) a)->round;
+	uint64		y = (*(MzcCompactState *const *) b)->round;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
 /*
- * In one transaction: load the states of infos[0..n) and find those due
- * for compaction (see find_due).  Returns -1, having looked at nothing, if
- * the extension is not ready.  Leaves compact_cxt current.
+ * The collections this step looks at, into infos (room for
+ * MZC_COMPACT_SCAN plus the published ones): those whose bound the last
+ * tick published (their since may have moved), then, least recently
+ * looked at first, those that may have updates above their compacted
+ * frontier.  Nothing else can become due: an idle collection costs
+ * nothing.  States of collections that are gone are forgotten.  Returns
+ * the number.
  */
 static int
-select_due(const MzcCollectionInfo *infos, int n, TimestampTz now,
+candidates(MzcCollectionInfo *infos, const int64 *published, int npublished)
+{
+	HASH_SEQ_STATUS status;
+	MzcCompactState *st;
+	MzcCompactState **pending = palloc(sizeof(MzcCompactState *) *
+									   Max(hash_get_num_entries(compact_states), 1));
+	int			npending = 0;
+	int			n = 0;
+
+	for (int i = 0; i < npublished; i++)
+		if (mzcoord_ctl_peek_gid(published[i], &infos[n]))
+			n++;
+	hash_seq_init(&status, compact_states);
+	while ((st = hash_seq_search(&status)) != NULL)
+		if (st->pending && st->known)
+			pending[npending++] = st;
+	qsort(pending, npending, sizeof(MzcCompactState *), cmp_state_round);
+	for (int i = 0; i < npending && i < MZC_COMPACT_SCAN; i++)
+	{
+		bool		listed = false;
+
+		for (int k = 0; k < n && !listed; k++)
+			listed = infos[k].gid == pending[i]->gid;
+		if (listed)
+			continue;
+		if (mzcoord_ctl_peek_gid(pending[i]->gid, &infos[n]))
+			n++;
+		else
+			(void) hash_search(compact_states, &pending[i]->gid, HASH_REMOVE, NULL);
+	}
+	return n;
+}
+
+/*
+ * In one transaction: the candidates (see candidates), their states loaded,
+ * and those due for compaction (see find_due), into due_gid and due_since
+ * (room for MZC_COMPACT_SCAN plus npublished).  Returns -1, having looked
+ * at nothing, if the extension is not ready.  Leaves compact_cxt current.
+ */
+static int
+select_due(const int64 *published, int npublished, TimestampTz now,
 		   int64 *due_gid, int64 *due_since)
 {
+	MzcCollectionInfo *infos;
+	int			n;
 	int			ndue;
 
 	SetCurrentStatementStartTimestamp();
@@ -448,6 +490,8 @@ select_due(const MzcCollectionInfo *infos, int n, TimestampTz now,
 		CommitTransactionCommand();
 		return -1;
 	}
+	infos = palloc(sizeof(MzcCollectionInfo) * (MZC_COMPACT_SCAN + npublished));
+	n = candidates(infos, published, npublished);
 	load_missing_states(infos, n);
 	ndue = find_due(infos, n, now, due_gid, due_since);
 	PopActiveSnapshot();
@@ -464,9 +508,8 @@ void
 mzcoord_storage_tick(void)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
-	MzcCollectionInfo *infos;
-	int			n;
-	bool		wrapped;
+	int64	   *published;
+	int			npublished;
 	int64	   *due_gid;
 	int64	   *due_since;
 	int			ndue;
@@ -474,30 +517,26 @@ mzcoord_storage_tick(void)
 	TimestampTz deadline = TimestampTzPlusMilliseconds(start,
 													   Max(mzcoord_tick_interval / 2, 20));
 
+	/* The bounds the tick published, taken whether or not they are used. */
+	compact_states_init();
+	MemoryContextReset(compact_cxt);
+	MemoryContextSwitchTo(compact_cxt);
+	npublished = mzcoord_tick_take_published(&published);
+
 	/*
 	 * Paused by the operator, or read-only: histories keep growing,
 	 * nothing is lost.
 	 */
 	if (!mzcoord_auto_compact || mzcoord_read_only)
-		return;
-
-	compact_states_init();
-	MemoryContextReset(compact_cxt);
-	MemoryContextSwitchTo(compact_cxt);
-
-	n = mzcoord_ctl_list_collections(&scan_pos, MZC_COMPACT_SCAN, &infos,
-									 &wrapped);
-	if (wrapped)
-		new_round();
-	if (n == 0)
 	{
 		MemoryContextSwitchTo(oldcxt);
 		return;
 	}
-	due_gid = palloc(sizeof(int64) * n);
-	due_since = palloc(sizeof(int64) * n);
-	ndue = select_due(infos, n, start, due_gid, due_since);
-	if (ndue < 0)
+	scan_round++;
+	due_gid = palloc(sizeof(int64) * (MZC_COMPACT_SCAN + npublished));
+	due_since = palloc(sizeof(int64) * (MZC_COMPACT_SCAN + npublished));
+	ndue = select_due(published, npublished, start, due_gid, due_since);
+	if (ndue <= 0)
 	{
 		MemoryContextSwitchTo(oldcxt);
 		return;

@@ -90,10 +90,16 @@ for my $round (1 .. 60)
 		join('', map { "INSERT INTO idle$_ VALUES ($round);" } 1 .. $nbusy));
 	wait_ticks(5);
 }
-# Above the last write's time: the timeline closes at the writes committed
-# before a look at the frontiers.
-my $last_write = $node->safe_psql('postgres',
-	q{SELECT upper FROM mzcoord.frontiers WHERE relation = 'idle1'::regclass});
+# Each written table's latest write: the greatest time in its history.
+$node->safe_psql('postgres', q{
+CREATE FUNCTION last_write(rel regclass) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE r bigint;
+BEGIN
+  EXECUTE format('SELECT max(ts) FROM %s',
+                 (SELECT history FROM mzcoord.storage WHERE relation = rel)) INTO r;
+  RETURN r;
+END $$;
+});
 my $elapsed = $node->safe_psql('postgres',
 	"SELECT extract(epoch FROM clock_timestamp() - '$t0')");
 my $allowed = int($elapsed / $interval_s) + 2;
@@ -110,7 +116,7 @@ is($node->safe_psql('postgres', qq{
 # The written tables' bounds follow their writes: compaction is not
 # starved by the coalescing.
 $node->poll_query_until('postgres', qq{
-	SELECT bool_and(b.bound > $last_write)
+	SELECT bool_and(b.bound > last_write(('idle' || t.i)::regclass))
 	  FROM tables t JOIN mzcoord.compaction_bounds b USING (global_id)
 	 WHERE t.i <= $nbusy})
   or die 'the written tables were not published past their last write';
@@ -125,8 +131,7 @@ wait_ticks(3);
 $node->safe_psql('postgres',
 	q{SELECT mzcoord.create_lease('pin', ARRAY['idle1500'::regclass], ttl => '1 hour')});
 $node->safe_psql('postgres', 'INSERT INTO idle1500 VALUES (1)');
-my $after = $node->safe_psql('postgres',
-	q{SELECT upper FROM mzcoord.frontiers WHERE relation = 'idle1500'::regclass});
+my $after = $node->safe_psql('postgres', q{SELECT last_write('idle1500')});
 $node->poll_query_until('postgres', qq{
 	SELECT upper - 2000 > $after FROM mzcoord.frontiers WHERE relation = 'idle1500'::regclass})
   or die 'the timeline did not move';
