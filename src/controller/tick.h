@@ -24,4 +24,7 @@ extern bool mzcoord_tick_owns_upper(MzcKind kind);
 /* After that transaction committed. */
 extern void mzcoord_controller_tick_committed(void);
 
+/* A woken coordinator between ticks, outside a transaction (tick.c). */
+extern void mzcoord_controller_advance_timeline(void);
+
 #endif							/* MZCOORD_TICK_H */
