@@ -224,12 +224,16 @@ mzcoord_dispatch_worker_pid(int slot)
  * ----------------------------------------------------------------
  */
 
-/* Take the slot; false if another worker has it. */
+/*
+ * Take the slot; false if another worker has it.  The coordinator is woken:
+ * it may have work waiting for a worker.
+ */
 bool
 mzcoord_dispatch_attach(int slot, int coordinator_pid)
 {
 	MzcMaintSlot *s = &dispatch->slots[slot];
 	bool		ok = false;
+	int			coordinator = -1;
 
 	LWLockAcquire(dispatch->lock, LW_EXCLUSIVE);
 	if (s->pid == 0)
@@ -240,8 +244,10 @@ mzcoord_dispatch_attach(int slot, int coordinator_pid)
 		s->state = MZC_MSLOT_IDLE;
 		s->gid = 0;
 		ok = true;
+		coordinator = dispatch->coordinator_pgprocno;
 	}
 	LWLockRelease(dispatch->lock);
+	set_latch_of(coordinator);
 	return ok;
 }
 
@@ -309,7 +315,11 @@ mzcoord_dispatch_begin(int slot, int64 *gid, MzcKind *kind,
 	}
 	else if (s->state == MZC_MSLOT_ASSIGNED)
 	{
-		/* Canceled before it began: done, not failed, nothing recorded. */
+		/*
+		 * Canceled before it began: nothing is recorded; "failed" makes the
+		 * coordinator wait a moment before it hands the object out again,
+		 * by which time the drop holds its lock.
+		 */
 		s->state = MZC_MSLOT_DONE;
 		s->failed = true;
 	}

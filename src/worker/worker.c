@@ -721,23 +721,49 @@ mzc_coordinator_woken(void)
 }
 
 /*
+ * Woken advances are at least this far apart (milliseconds): a stream of
+ * commits wakes the coordinator at most this often, each time one pass
+ * over the tracked slots under the controller lock.
+ */
+#define MZC_WAKE_MIN_MS 20
+
+/* A wake-up not yet acted on (too soon after the last), and that last one. */
+static bool wake_pending = false;
+static TimestampTz last_woken = 0;
+
+/*
  * One round of the coordinator's loop: the tick when it is due, else the
- * wake-up of a commit; then dispatch.  Returns when the next tick is due.
+ * wake-up of a commit; then dispatch.  Returns when the next tick is due,
+ * and in *wait_until when to look again at the latest.
  */
 static TimestampTz
-mzc_coordinator_round(MemoryContext tick_cxt, TimestampTz next_tick)
+mzc_coordinator_round(MemoryContext tick_cxt, TimestampTz next_tick,
+					  TimestampTz *wait_until)
 {
 	TimestampTz now = GetCurrentTimestamp();
-	bool		woken = mzcoord_dispatch_take_wake();
 
+	wake_pending |= mzcoord_dispatch_take_wake();
+	*wait_until = next_tick;
 	if (now >= next_tick)
 	{
+		/* The tick moves the timeline too. */
+		wake_pending = false;
 		mzc_coordinator_tick(tick_cxt);
-		return TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-										   mzcoord_tick_interval);
+		next_tick = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												mzcoord_tick_interval);
+		*wait_until = next_tick;
+		return next_tick;
 	}
-	if (woken)
+	if (wake_pending &&
+		TimestampDifferenceExceeds(last_woken, now, MZC_WAKE_MIN_MS))
+	{
+		wake_pending = false;
+		last_woken = now;
 		mzc_coordinator_woken();
+	}
+	else if (wake_pending)
+		*wait_until = Min(next_tick,
+						  TimestampTzPlusMilliseconds(last_woken, MZC_WAKE_MIN_MS));
 	/* A worker finished, or the wake-up moved inputs: hand out steps. */
 	if (maint_handles != NULL)
 	{
@@ -752,6 +778,7 @@ mzcoord_coordinator_main(Datum main_arg)
 {
 	MemoryContext tick_cxt;
 	TimestampTz next_tick = 0;
+	TimestampTz wait_until = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -782,7 +809,7 @@ mzcoord_coordinator_main(Datum main_arg)
 
 		PG_TRY();
 		{
-			next_tick = mzc_coordinator_round(tick_cxt, next_tick);
+			next_tick = mzc_coordinator_round(tick_cxt, next_tick, &wait_until);
 		}
 		PG_CATCH();
 		{
@@ -796,7 +823,7 @@ mzcoord_coordinator_main(Datum main_arg)
 		}
 		PG_END_TRY();
 
-		wait_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_tick);
+		wait_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), wait_until);
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Max(wait_ms, 1),
