@@ -529,8 +529,8 @@ mzcoord_ctl_take_rechecks(int32 *out)
 
 /*
  * Have every tick visit slot if it is a table, depends on others, or is
- * maintained (a materialized view or sink: the maintenance pass lists them
- * from here) (called once at its creation).
+ * maintained (a materialized view or sink: the coordinator's dispatch lists
+ * them from here) (called once at its creation).
  */
 void
 mzcoord_ctl_track_slot(int32 slot)
@@ -651,9 +651,9 @@ mzcoord_ctl_relation_of(int64 gid, MzcKind kind)
 /*
  * The materialized views and sinks whose upper is not the empty frontier,
  * each with the least upper of its inputs (what it can be brought up to):
- * the maintenance pass's work list, in one shared-locked visit of the
- * tracked slots (every collection with inputs is tracked).  Returns how
- * many; *out is palloc'd.
+ * the work list of the coordinator's dispatch, in one shared-locked visit
+ * of the tracked slots (every collection with inputs is tracked).  Returns
+ * how many; *out is palloc'd.
  */
 int
 mzcoord_ctl_list_maintained(MzcMaintainedInfo **out)
