@@ -73,16 +73,20 @@
  * The longest a step waits for a lock (lock_timeout in its transaction):
  * a user's transaction that holds a conflicting lock on an input (an
  * uncommitted ALTER TABLE, LOCK TABLE) makes the step fail (55P03) and be
- * retried later rather than stall the coordinator, whose tick every
- * frontier waits for.  Well below deadlock_timeout (1 s by default): when a
- * user's DDL and a step wait for each other (DROP TABLE ... CASCADE locks
- * an input, then the view the step holds), the step gives up first, so the
- * deadlock detector never cancels the user's statement.
+ * retried later rather than hold a maintenance worker for as long as the
+ * user's transaction lasts.  Well below deadlock_timeout (1 s by default):
+ * when a user's DDL and a step wait for each other (DROP TABLE ... CASCADE
+ * locks an input, then the view the step holds), the step gives up first,
+ * so the deadlock detector never cancels the user's statement.
  */
 #define MZC_MAINTAIN_LOCK_TIMEOUT "200"
 #define MZC_MAINTAIN_DEADLOCK_TIMEOUT "20"
 
-/* Per object (the coordinator's, backend-local): when it may run again. */
+/*
+ * Per object whose last step failed (the coordinator's, backend-local):
+ * when it may run again.  The entry also tells the worker to record the
+ * next success, which clears the failures.
+ */
 typedef struct RetryEntry
 {
 	int64		gid;			/* key */

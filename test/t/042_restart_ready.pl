@@ -17,7 +17,7 @@ use IPC::Run ();
 my $node = mzcoord_node('restartready', create_extension => 1);
 $node->safe_psql('postgres', q{
 	CREATE FUNCTION public.slowf(k int) RETURNS int IMMUTABLE LANGUAGE plpgsql
-	  AS $$ BEGIN IF k > 0 THEN PERFORM pg_sleep(1); END IF; RETURN k; END $$;
+	  AS $$ BEGIN IF k > 0 THEN PERFORM pg_sleep(2); END IF; RETURN k; END $$;
 	CREATE TABLE a (k int);
 	CREATE TABLE b (k int);
 	CREATE TABLE c (k int);
@@ -34,7 +34,8 @@ $node->poll_query_until('postgres', q{
 	SELECT bool_and(upper >= inputs_upper) FROM mzcoord.maintenance_status
 	 WHERE kind = 'materialized_view'}) or die 'views did not catch up';
 
-# The backlog: eight writes, each a time the slow view must evaluate.
+# The backlog: eight writes, each a time the slow view must evaluate (at
+# least 2 s each).
 $node->safe_psql('postgres', "INSERT INTO b VALUES ($_)") for 1 .. 8;
 
 # Writes in progress at the stop.
@@ -49,7 +50,9 @@ my ($in, $out, $err) = ('', '', '');
 my $h = IPC::Run::start(
 	[ 'psql', '-X', '-q', '-d', $node->connstr('postgres'), '-f', $script ],
 	\$in, \$out, \$err);
-$node->poll_query_until('postgres', 'SELECT count(*) > 200 FROM a') or die;
+$node->poll_query_until('postgres', 'SELECT count(*) > 50 FROM a') or die;
+note 'the backlogged view shows ' . $node->safe_psql('postgres', 'SELECT n FROM backlog')
+  . ' of 8 rows at the stop';
 $node->stop('immediate');
 $h->finish;
 
