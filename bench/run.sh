@@ -863,6 +863,80 @@ SQL
 	sql -c "SELECT mzcoord.drop('b13_mv'); DROP TABLE b13, b13_base, b13_sum, b13_lag; DROP FUNCTION b13_maintain()" >/dev/null
 }
 
+# B16: a view's lag while another owner's view sleeps 20 s in every step
+# (an IMMUTABLE function over its input), vs the same without it.  Lag as
+# in B13 (commit to a read as of the commit time returning), default tick.
+# "baseline" is the run without the slow neighbour, "mzcoord" the run with
+# it, so the ratio is the slow-down it causes (goal <= 1.2).
+bench_b16() {
+	local n=$LAG_WRITES
+	say "B16: view lag next to another owner's view that sleeps 20 s per step, $n writes"
+	sql >/dev/null <<'SQL'
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'b16_slow') THEN CREATE ROLE b16_slow; END IF;
+END $$;
+GRANT CREATE ON SCHEMA public TO b16_slow;
+CREATE FUNCTION public.b16_slowf(k int) RETURNS int IMMUTABLE LANGUAGE plpgsql
+    AS $f$ BEGIN IF k > 0 THEN PERFORM pg_sleep(20); END IF; RETURN k; END $f$;
+CREATE TABLE b16 (k int, v int);
+SELECT mzcoord.create_table('b16');
+INSERT INTO b16 SELECT g, 0 FROM generate_series(1, 1000) g;
+SELECT mzcoord.create_materialized_view('b16_mv',
+    'SELECT k % 10 AS g, count(*) AS n, sum(v) AS s FROM b16 GROUP BY 1');
+SET ROLE b16_slow;
+CREATE TABLE b16_slow (k int);
+SELECT mzcoord.create_table('b16_slow');
+SELECT mzcoord.create_materialized_view('b16_slow_mv',
+    'SELECT k, public.b16_slowf(k) AS v FROM b16_slow');
+RESET ROLE;
+CREATE TABLE b16_lag (variant text, i int, lag_ms float8);
+VACUUM ANALYZE b16;
+SQL
+	sleep 2
+	local variant
+	for variant in baseline mzcoord; do
+		sql <<SQL >/dev/null
+DO \$\$
+DECLARE
+    t1 timestamptz; t2 timestamptz; ts bigint; key int;
+BEGIN
+    FOR i IN 1..$n LOOP
+        -- With the neighbour: it always has a new time to evaluate.
+        IF '$variant' = 'mzcoord' AND i % 10 = 1 THEN
+            INSERT INTO b16_slow VALUES (i);
+            COMMIT;
+        END IF;
+        key := 1 + (i * 37) % 1000;
+        PERFORM pg_sleep(random() + 0.01);
+        UPDATE b16 SET v = v + 1 WHERE k = key;
+        COMMIT;
+        t1 := clock_timestamp();
+        ts := mzcoord.last_commit_ts();
+        PERFORM count(*) FROM mzcoord.read_at(NULL::b16_mv, ts);
+        t2 := clock_timestamp();
+        INSERT INTO b16_lag VALUES ('$variant', i, extract(epoch FROM t2 - t1) * 1000);
+        COMMIT;
+    END LOOP;
+END
+\$\$;
+SQL
+		local stat name
+		for stat in 0.5 0.99; do
+			name=$([ "$stat" = 0.5 ] && echo p50 || echo p99)
+			record B16 "lag $name" "$variant" ms 1 "$(sql -c "
+				SELECT round(percentile_cont($stat) WITHIN GROUP (ORDER BY lag_ms)::numeric, 3)
+				  FROM b16_lag WHERE variant = '$variant'")"
+		done
+	done
+	echo "       slow steps running at the end: $(sql -c "
+		SELECT count(*) FROM pg_stat_activity
+		 WHERE backend_type = 'mzcoord maintenance worker' AND query LIKE 'mzcoord refresh %' AND state = 'active'")"
+	echo "       slow view failures (step timeout): $(sql -c "
+		SELECT coalesce(failures, 0) FROM mzcoord.maintenance_status WHERE name = 'public.b16_slow_mv'")"
+	sql -c "SELECT mzcoord.drop('b16_slow_mv')" -c "SELECT mzcoord.drop('b16_mv')" >/dev/null
+	sql -c "DROP TABLE b16, b16_slow, b16_lag; DROP FUNCTION public.b16_slowf(int)" >/dev/null
+}
+
 # --------------------------------------------------------------------------
 # Report
 # --------------------------------------------------------------------------
@@ -934,6 +1008,7 @@ want B11 && bench_b11
 want B12 && bench_b12
 if want B6 || want B7 || want B8 || want B14; then bench_catalog; fi
 want B13 && bench_b13
+want B16 && bench_b16
 want B10 && bench_b10	# it replaces the cluster with one of its own
 # Only when asked for (--only SCALE): it registers up to 100,000 tables.
 [[ ",$ONLY," == *",SCALE,"* ]] && bench_scale

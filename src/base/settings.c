@@ -41,6 +41,41 @@ int			mzcoord_max_lease_ttl = 24 * 3600;
 
 bool		mzcoord_preloaded = false;
 
+/* Maintenance workers: how many, and how long one step may run. */
+int			mzcoord_max_maintenance_workers = 2;
+int			mzcoord_maintenance_step_timeout = 60000;
+
+/*
+ * The maintenance workers (src/compute/maintain.c): the pool's size sizes
+ * shared memory, so it is set at server start only, and only when
+ * preloading; the step timeout is reloadable.
+ */
+static void
+define_maintenance_settings(bool preloading)
+{
+	DefineCustomIntVariable("mzcoord.maintenance_step_timeout",
+							"Longest time one refresh or export step may run.",
+							"A step that runs longer is canceled, recorded in "
+							"mzcoord.maintenance and retried after a back-off; "
+							"0 disables the limit.",
+							&mzcoord_maintenance_step_timeout,
+							60000, 0, 24 * 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	if (!preloading)
+		return;
+	DefineCustomIntVariable("mzcoord.max_maintenance_workers",
+							"Number of background workers that refresh views and export sinks.",
+							"Each runs one step at a time; they count against "
+							"max_worker_processes.",
+							&mzcoord_max_maintenance_workers,
+							2, 1, 64,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+}
+
 /* Timing of the coordinator and of calls that wait for it. */
 static void
 define_timing_settings(void)
@@ -260,6 +295,8 @@ mzcoord_define_settings(void)
 	define_timing_settings();
 	define_limit_settings();
 	define_mode_settings();
+	define_maintenance_settings(process_shared_preload_libraries_in_progress &&
+								!IsBinaryUpgrade);
 	if (!process_shared_preload_libraries_in_progress)
 	{
 		MarkGUCPrefixReserved("mzcoord");

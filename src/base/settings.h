@@ -32,6 +32,10 @@ extern char *mzcoord_failpoint;
 extern int	mzcoord_max_leases;
 extern int	mzcoord_max_lease_ttl;
 
+/* Maintenance workers (settings.c, define_maintenance_settings) */
+extern int	mzcoord_max_maintenance_workers;
+extern int	mzcoord_maintenance_step_timeout;
+
 /* True once _PG_init ran inside shared_preload_libraries processing. */
 extern bool mzcoord_preloaded;
 

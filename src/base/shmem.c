@@ -26,8 +26,11 @@
  *   oracle of oracle.c; the "ceiling lock" (third) serialises writes of its
  *   durable ceiling file.
  *
- * - Lock order: controller lock, ceiling lock, oracle lock.  The spinlock is
- *   never held with any of them.
+ * - The "dispatch lock" (fourth) protects the maintenance slots and the
+ *   coordinator's wake-up of dispatch.c; dispatch.h lists what it covers.
+ *
+ * - Lock order: controller lock, ceiling lock, oracle lock.  The dispatch
+ *   lock is never held with any of them, nor the spinlock.
  *
  * No code raises an error while it holds one of these locks with a shared
  * structure half-updated: inputs are validated and space is reserved before

@@ -21,7 +21,8 @@
 #define MZC_LOCK_CONTROLLER 0
 #define MZC_LOCK_CEILING 1
 #define MZC_LOCK_ORACLE 2
-#define MZC_NUM_LWLOCKS 3
+#define MZC_LOCK_DISPATCH 3
+#define MZC_NUM_LWLOCKS 4
 
 /*
  * An area: its size (called in the postmaster, after the settings are

@@ -72,6 +72,7 @@
 
 #include "catalog.h"
 #include "coldefs.h"
+#include "dispatch.h"
 #include "extension.h"
 #include "query.h"
 #include "schedule.h"
@@ -735,6 +736,15 @@ mzcoord_drop(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
+
+	/*
+	 * A maintenance step of the object, or with cascade of one that reads
+	 * it, holds locks that the DROP would wait for, up to the step timeout:
+	 * the owner's drop cancels it instead (its worker records nothing).
+	 * Only the owner's: nobody else may interrupt the owner's maintenance.
+	 */
+	if (relkind != RELKIND_INDEX && pg_class_ownercheck(relid, GetUserId()))
+		(void) mzcoord_dispatch_cancel_rel(relid, cascade);
 
 	/*
 	 * DROP's own lock, taken first so that every creation that read this

@@ -1,22 +1,37 @@
 /*-------------------------------------------------------------------------
  *
  * maintain.c
- *	  The coordinator's maintenance pass: refresh the materialized views
- *	  and run the exports of the sinks whose inputs moved on.
+ *	  Maintenance: refresh the materialized views and run the exports of
+ *	  the sinks whose inputs moved on, in a pool of maintenance workers.
  *
- * After each tick (and its compaction step) the coordinator lists, from
- * the controller, every materialized view and sink whose upper is behind
- * the least upper of its inputs: there is work to do.  Each gets one step
- * in a transaction of its own (refresh.c, export.c), so a crash leaves a
- * step whole or not at all, and one failing object never holds up the
- * others.  A step that fails is rolled back (a subtransaction), its error
- * is recorded in mzcoord.maintenance (visible in
- * mzcoord.maintenance_status), and it is retried after a back-off that
- * doubles up to a minute; a query cancel or a shutdown ends the pass.
+ * Two halves, in two kinds of process:
  *
- * mzcoord.maintenance has one writer: this file, in the coordinator.  The
- * pass spends at most about one tick interval, but always runs its first
- * step; it starts where the previous pass stopped, so no object starves.
+ * - The coordinator dispatches (mzcoord_maintain_dispatch), after each
+ *   tick, when woken by a commit and whenever a worker finishes a step.
+ *   It lists, from the controller, every materialized view and sink whose
+ *   upper is behind the least upper of its inputs, and hands each a free
+ *   maintenance slot (dispatch.c), starting where the previous round
+ *   stopped so that no object starves.  An object never has two steps at
+ *   once, and one that failed waits out a back-off that doubles from 1 s
+ *   to a minute; the coordinator alone keeps the back-offs.
+ *
+ * - A maintenance worker runs the step it was handed
+ *   (mzcoord_maintain_worker_step) in a transaction of its own
+ *   (refresh.c, export.c evaluate and write as the object's owner), so a
+ *   crash leaves a step whole or not at all, under
+ *   mzcoord.maintenance_step_timeout.  A step that fails is rolled back (a
+ *   subtransaction), its error is recorded in mzcoord.maintenance
+ *   (visible in mzcoord.maintenance_status) and the coordinator retries it
+ *   later.  A step over the timeout is canceled and recorded as such
+ *   (57014).  A step canceled because its object is being dropped
+ *   (mzcoord.drop) records nothing.
+ *
+ * No step waits for another, and the tick waits for none: a slow view
+ * occupies one worker until the timeout, and the others go on.
+ *
+ * mzcoord.maintenance has one writer: this file, in the maintenance
+ * workers; a row is written only by the step of its object, and an object
+ * has one step at a time.
  *
  * IDENTIFICATION
  *	  src/compute/maintain.c
@@ -30,15 +45,19 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/latch.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 
 #include "controller.h"
+#include "dispatch.h"
 #include "export.h"
 #include "extension.h"
 #include "ids.h"
@@ -54,16 +73,20 @@
  * The longest a step waits for a lock (lock_timeout in its transaction):
  * a user's transaction that holds a conflicting lock on an input (an
  * uncommitted ALTER TABLE, LOCK TABLE) makes the step fail (55P03) and be
- * retried later rather than stall the coordinator, whose tick every
- * frontier waits for.  Well below deadlock_timeout (1 s by default): when a
- * user's DDL and a step wait for each other (DROP TABLE ... CASCADE locks
- * an input, then the view the step holds), the step gives up first, so the
- * deadlock detector never cancels the user's statement.
+ * retried later rather than hold a maintenance worker for as long as the
+ * user's transaction lasts.  Well below deadlock_timeout (1 s by default):
+ * when a user's DDL and a step wait for each other (DROP TABLE ... CASCADE
+ * locks an input, then the view the step holds), the step gives up first,
+ * so the deadlock detector never cancels the user's statement.
  */
 #define MZC_MAINTAIN_LOCK_TIMEOUT "200"
 #define MZC_MAINTAIN_DEADLOCK_TIMEOUT "20"
 
-/* Per object (backend-local, the coordinator's): when it may run again. */
+/*
+ * Per object whose last step failed (the coordinator's, backend-local):
+ * when it may run again.  The entry also tells the worker to record the
+ * next success, which clears the failures.
+ */
 typedef struct RetryEntry
 {
 	int64		gid;			/* key */
@@ -73,7 +96,11 @@ typedef struct RetryEntry
 
 static HTAB *retries = NULL;
 static MemoryContext maintain_cxt = NULL;
-static int	next_pos = 0;		/* where the next pass starts in the list */
+static int	next_pos = 0;		/* where the next round starts in the list */
+
+/* A maintenance worker's step timer, and whether it fired. */
+static TimeoutId step_timeout_id = MAX_TIMEOUTS;
+static volatile sig_atomic_t step_timed_out = false;
 
 /* What one step did, for mzcoord.maintenance. */
 typedef struct StepOutcome
@@ -271,19 +298,82 @@ run_step(int64 gid, MzcKind kind, StepOutcome *o)
 	}
 }
 
-/* After a failed step: the back-off, and a WARNING in the server log. */
-static void
-note_failure(int64 gid, MzcKind kind, ErrorData *edata, int64 failures)
+/* Seconds of back-off after this many consecutive failures. */
+static int
+backoff_secs(int failures)
 {
-	bool		found;
-	RetryEntry *e = hash_search(retries, &gid, HASH_ENTER, &found);
-	int			secs;
+	return Min(MZC_MAINTAIN_MAX_BACKOFF_S, 1 << Min(Max(failures, 1) - 1, 6));
+}
 
-	if (!found)
-		e->failures = 0;
-	e->failures = failures > 0 ? (int) Min(failures, 30) : e->failures + 1;
-	secs = Min(MZC_MAINTAIN_MAX_BACKOFF_S, 1 << Min(e->failures - 1, 6));
-	e->retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), secs * 1000);
+/* ----------------------------------------------------------------
+ * A maintenance worker: one step
+ * ----------------------------------------------------------------
+ */
+
+/* The step timer fired: cancel the step as a query cancel would. */
+static void
+step_timeout_handler(void)
+{
+	step_timed_out = true;
+	QueryCancelPending = true;
+	InterruptPending = true;
+	SetLatch(MyLatch);
+}
+
+/* Once per maintenance worker, before its first step. */
+void
+mzcoord_maintain_worker_init(void)
+{
+	step_timeout_id = RegisterTimeout(USER_TIMEOUT, step_timeout_handler);
+}
+
+static void
+step_timer_start(void)
+{
+	step_timed_out = false;
+	if (mzcoord_maintenance_step_timeout > 0)
+		enable_timeout_after(step_timeout_id, mzcoord_maintenance_step_timeout);
+}
+
+static void
+step_timer_stop(void)
+{
+	disable_timeout(step_timeout_id, false);
+}
+
+/* "materialized view public.v" for gid, in a transaction. */
+static char *
+object_label(int64 gid, MzcKind kind)
+{
+	MzcCollectionInfo info;
+	const char *label = kind == MZC_KIND_SINK ? "sink" : "materialized view";
+	char	   *name;
+
+	if (!mzcoord_ctl_lookup_gid(gid, &info) ||
+		(name = get_rel_name(info.relid)) == NULL)
+		return psprintf("%s %s", label, mzcoord_gid_text(gid));
+	return psprintf("%s %s", label,
+					quote_qualified_identifier(get_namespace_name(get_rel_namespace(info.relid)),
+											   name));
+}
+
+/*
+ * The error recorded for a step the timer canceled: 57014, naming the
+ * object and the limit, so that maintenance_status says what happened.
+ */
+static void
+name_timeout(ErrorData *edata, int64 gid, MzcKind kind)
+{
+	edata->message = psprintf("%s of %s canceled: it ran longer than \"mzcoord.maintenance_step_timeout\" (%d ms)",
+							  kind == MZC_KIND_SINK ? "export" : "refresh",
+							  object_label(gid, kind),
+							  mzcoord_maintenance_step_timeout);
+}
+
+/* After a failed step: a WARNING in the server log. */
+static void
+warn_failure(int64 gid, MzcKind kind, ErrorData *edata, int64 failures)
+{
 	ereport(WARNING,
 			(errcode(edata->sqlerrcode),
 			 errmsg("mzcoord: could not %s %s " MZC_GID_FMT ": %s",
@@ -291,33 +381,47 @@ note_failure(int64 gid, MzcKind kind, ErrorData *edata, int64 failures)
 					kind == MZC_KIND_SINK ? "sink" : "materialized view",
 					gid, edata->message ? edata->message : "unknown error"),
 			 errdetail("It is retried in %d seconds; see mzcoord.maintenance_status.",
-					   secs)));
+					   backoff_secs((int) Min(failures, 30)))));
 }
 
 /*
- * One object's step in a transaction of its own; errors are recorded and
- * retried later, except a cancel or a shutdown, which end the pass.
+ * A failed step, its subtransaction rolled back: record it, unless a drop
+ * canceled it (the object is going away).  Returns the consecutive
+ * failures recorded (0: not recorded).  A shutdown is thrown on.
  */
-static void
-maintain_one(int64 gid, MzcKind kind)
+static int64
+step_failed(int slot, int64 gid, MzcKind kind, ErrorData *edata,
+			TimestampTz start)
 {
-	MemoryContext oldcxt = CurrentMemoryContext;
-	MemoryContext xactcxt;
-	ResourceOwner xactowner;
-	TimestampTz start = GetCurrentTimestamp();
-	StepOutcome o;
+	int64		failures;
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	/* The subtransaction below returns to these. */
-	xactcxt = CurrentMemoryContext;
-	xactowner = CurrentResourceOwner;
-	pgstat_report_activity(STATE_RUNNING, kind == MZC_KIND_SINK ?
-						   "mzcoord sink export" : "mzcoord refresh");
+	if (edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+		ReThrowError(edata);
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+	{
+		if (mzcoord_dispatch_cancel_requested(slot))
+			return 0;
+		if (step_timed_out)
+			name_timeout(edata, gid, kind);
+	}
+	failures = record_failure(gid, edata,
+							  (GetCurrentTimestamp() - start) / 1000.0);
+	warn_failure(gid, kind, edata, failures);
+	return failures;
+}
+
+/* Set up the step's transaction: its activity and its lock waits. */
+static void
+step_xact_setup(int64 gid, MzcKind kind)
+{
+	pgstat_report_activity(STATE_RUNNING,
+						   psprintf("mzcoord %s %s",
+									kind == MZC_KIND_SINK ? "export" : "refresh",
+									mzcoord_gid_text(gid)));
 	(void) set_config_option("lock_timeout", MZC_MAINTAIN_LOCK_TIMEOUT,
 							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
 							 true, 0, false);
+
 	/*
 	 * In a lock cycle with a user's statement, the step must be the one the
 	 * deadlock detector cancels: the process that checks first is the
@@ -326,54 +430,134 @@ maintain_one(int64 gid, MzcKind kind)
 	(void) set_config_option("deadlock_timeout", MZC_MAINTAIN_DEADLOCK_TIMEOUT,
 							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
 							 true, 0, false);
+}
+
+/*
+ * One object's step in a transaction of its own.  Returns whether it
+ * failed, and the consecutive failures recorded (*failures).
+ */
+static bool
+maintain_one(int slot, int64 gid, MzcKind kind, bool after_failure,
+			 int64 *failures)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	MemoryContext xactcxt;
+	ResourceOwner xactowner;
+	TimestampTz start = GetCurrentTimestamp();
+	StepOutcome o;
+	bool		failed = false;
+
+	*failures = 0;
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	/* The subtransaction below returns to these. */
+	xactcxt = CurrentMemoryContext;
+	xactowner = CurrentResourceOwner;
+	step_xact_setup(gid, kind);
 	if (!mzcoord_extension_ready())
 	{
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 		MemoryContextSwitchTo(oldcxt);
-		return;
+		return false;
 	}
 
 	BeginInternalSubTransaction(NULL);
+	step_timer_start();
 	PG_TRY();
 	{
 		run_step(gid, kind, &o);
+		step_timer_stop();
+
 		/*
 		 * Only steps that did work are recorded: an idle view's upper moves
 		 * every tick, and a row version per view per tick would only bloat
 		 * the table.  A step after failures is always recorded (it clears
 		 * them).
 		 */
-		if (o.did && (o.times > 0 || hash_search(retries, &gid, HASH_FIND, NULL) != NULL))
+		if (o.did && (o.times > 0 || after_failure))
 			(void) record_outcome(gid, &o, NULL,
 								  (GetCurrentTimestamp() - start) / 1000.0);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(xactcxt);
 		CurrentResourceOwner = xactowner;
-		(void) hash_search(retries, &gid, HASH_REMOVE, NULL);
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
-		int64		failures;
 
+		step_timer_stop();
 		MemoryContextSwitchTo(xactcxt);
 		edata = CopyErrorData();
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(xactcxt);
 		CurrentResourceOwner = xactowner;
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
-			ReThrowError(edata);
-		failures = record_failure(gid, edata,
-								  (GetCurrentTimestamp() - start) / 1000.0);
-		note_failure(gid, kind, edata, failures);
+		*failures = step_failed(slot, gid, kind, edata, start);
+		failed = true;
 	}
 	PG_END_TRY();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(oldcxt);
+	return failed;
+}
+
+/*
+ * In a maintenance worker, outside a transaction: run the step handed to
+ * the slot, if any, and hand back its outcome.  Returns whether there was
+ * one.
+ */
+bool
+mzcoord_maintain_worker_step(int slot)
+{
+	int64		gid;
+	MzcKind		kind;
+	bool		after_failure;
+	bool		failed;
+	int64		failures;
+
+	if (!mzcoord_dispatch_begin(slot, &gid, &kind, &after_failure))
+		return false;
+	failed = maintain_one(slot, gid, kind, after_failure, &failures);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	mzcoord_dispatch_finish(slot, failed, failures);
+	return true;
+}
+
+/* ----------------------------------------------------------------
+ * The coordinator: dispatch
+ * ----------------------------------------------------------------
+ */
+
+/* The outcomes of finished steps: back-offs start or end. */
+static void
+take_outcomes(void)
+{
+	MzcStepDone *done = palloc(sizeof(MzcStepDone) * mzcoord_dispatch_nslots());
+	int			n = mzcoord_dispatch_harvest(done);
+
+	for (int i = 0; i < n; i++)
+	{
+		bool		found;
+		RetryEntry *e;
+
+		/* A success ends the back-off; the entry marks a failed object. */
+		if (!done[i].failed)
+		{
+			(void) hash_search(retries, &done[i].gid, HASH_REMOVE, NULL);
+			continue;
+		}
+		e = hash_search(retries, &done[i].gid, HASH_ENTER, &found);
+		if (!found)
+			e->failures = 0;
+		e->failures = done[i].failures > 0 ? (int) Min(done[i].failures, 30) :
+			Min(e->failures + 1, 30);
+		e->retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												  backoff_secs(e->failures) * 1000);
+	}
+	pfree(done);
 }
 
 /* Whether the object has work: its inputs are complete beyond its upper. */
@@ -384,44 +568,43 @@ has_work(const MzcMaintainedInfo *m)
 }
 
 /*
- * The coordinator's maintenance pass, after its tick committed (outside a
- * transaction).  Read-only mode writes nothing, so it does nothing.
+ * The coordinator's dispatch, outside a transaction: take the outcomes of
+ * finished steps, then hand every object with work, not backing off and
+ * not already at work, to a free maintenance worker.  Read-only mode
+ * writes nothing, so it hands out nothing.
  */
 void
-mzcoord_maintain_tick(void)
+mzcoord_maintain_dispatch(void)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	MzcMaintainedInfo *list;
 	int			n;
-	TimestampTz start = GetCurrentTimestamp();
-	TimestampTz deadline = TimestampTzPlusMilliseconds(start,
-													   Max(mzcoord_tick_interval, 20));
-	int			done = 0;
+	TimestampTz now = GetCurrentTimestamp();
 
 	if (mzcoord_read_only)
 		return;
 	maintain_init();
 	MemoryContextReset(maintain_cxt);
 	MemoryContextSwitchTo(maintain_cxt);
+	take_outcomes();
 	n = mzcoord_ctl_list_maintained(&list);
 	if (next_pos >= n)
 		next_pos = 0;
 	for (int k = 0; k < n; k++)
 	{
 		MzcMaintainedInfo *m = &list[(next_pos + k) % n];
+		RetryEntry *e;
 
-		if (!has_work(m) || backing_off(m->gid, start))
+		if (!has_work(m) || backing_off(m->gid, now) ||
+			mzcoord_dispatch_running(m->gid))
 			continue;
-		/* The first step always runs: maintenance must make progress. */
-		if (done > 0 && GetCurrentTimestamp() >= deadline)
+		e = hash_search(retries, &m->gid, HASH_FIND, NULL);
+		if (!mzcoord_dispatch_assign(m->gid, m->kind, e != NULL))
 		{
+			/* No worker free: the next round starts here. */
 			next_pos = (next_pos + k) % n;
 			break;
 		}
-		maintain_one(m->gid, m->kind);
-		MemoryContextSwitchTo(maintain_cxt);
-		done++;
 	}
-	pgstat_report_activity(STATE_IDLE, NULL);
 	MemoryContextSwitchTo(oldcxt);
 }

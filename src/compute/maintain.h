@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * maintain.h
- *	  The coordinator's maintenance pass (maintain.c).
+ *	  Maintenance: the coordinator's dispatch and a maintenance worker's
+ *	  step (maintain.c).
  *
  * IDENTIFICATION
  *	  src/compute/maintain.h
@@ -13,7 +14,11 @@
 
 #include "postgres.h"
 
-/* In the coordinator, after its tick, outside a transaction. */
-extern void mzcoord_maintain_tick(void);
+/* In the coordinator, outside a transaction. */
+extern void mzcoord_maintain_dispatch(void);
+
+/* In a maintenance worker, outside a transaction. */
+extern void mzcoord_maintain_worker_init(void);
+extern bool mzcoord_maintain_worker_step(int slot);
 
 #endif							/* MZCOORD_MAINTAIN_H */

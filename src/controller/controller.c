@@ -561,9 +561,9 @@ mzcoord_ctl_take_rechecks(int32 *out)
 
 /*
  * Have every tick visit slot if it depends on others or is maintained (a
- * materialized view or sink: the maintenance pass lists them from here)
- * (called once at its creation).  Tables are not visited by every tick:
- * only those on the dirty, recheck or written lists (tick.c).
+ * materialized view or sink: the coordinator's dispatch lists them from
+ * here) (called once at its creation).  Tables are not visited by every
+ * tick: only those on the dirty, recheck or written lists (tick.c).
  */
 void
 mzcoord_ctl_track_slot(int32 slot)
@@ -765,9 +765,9 @@ mzcoord_ctl_relation_of(int64 gid, MzcKind kind)
 /*
  * The materialized views and sinks whose upper is not the empty frontier,
  * each with the least upper of its inputs (what it can be brought up to):
- * the maintenance pass's work list, in one shared-locked visit of the
- * tracked slots (every collection with inputs is tracked).  Returns how
- * many; *out is palloc'd.
+ * the work list of the coordinator's dispatch, in one shared-locked visit
+ * of the tracked slots (every collection with inputs is tracked).  Returns
+ * how many; *out is palloc'd.
  */
 int
 mzcoord_ctl_list_maintained(MzcMaintainedInfo **out)

@@ -44,6 +44,7 @@
 #include "utils/memutils.h"
 
 #include "controller.h"
+#include "dispatch.h"
 #include "ids.h"
 #include "lease.h"
 #include "oracle.h"
@@ -526,6 +527,8 @@ mzc_xact_callback(XactEvent event, void *arg)
 			staged = NIL;
 			mzcoord_oracle_committed();
 			mzcoord_oracle_end_write();
+			/* After the write let the timeline go: it can move now. */
+			mzcoord_dispatch_end_xact(true);
 			break;
 
 		case XACT_EVENT_ABORT:
@@ -533,6 +536,7 @@ mzc_xact_callback(XactEvent event, void *arg)
 			mzcoord_lease_abort();
 			mzcoord_release_local_holds();
 			mzcoord_oracle_end_write();
+			mzcoord_dispatch_end_xact(false);
 			break;
 
 		case XACT_EVENT_PREPARE:

@@ -999,3 +999,27 @@ mzcoord_controller_tick_committed(void)
 	pending_rows = NULL;
 	npending_rows = 0;
 }
+
+/*
+ * A woken coordinator between ticks (a commit moved a table that others
+ * read): move the table timeline, and the indexes that follow it, in
+ * memory only (a table's upper is the timeline's; its since moves at the
+ * next tick that visits it).  What changed stays dirty for the next tick
+ * to persist, as it would between a tick's exclusive section and its
+ * commit.  Outside a transaction; cannot fail but for an error writing the
+ * ceiling.
+ */
+void
+mzcoord_controller_advance_timeline(void)
+{
+	mzc_ts		table_upper = mzcoord_oracle_tick();
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+	if (mzcoord_ctl->ready && table_upper > mzcoord_ctl->table_upper)
+	{
+		mzcoord_ctl->table_upper = table_upper;
+		if (any_dependencies_locked())
+			advance_indexes_locked(table_upper);
+	}
+	LWLockRelease(mzcoord_ctl->lock);
+}

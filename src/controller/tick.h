@@ -30,4 +30,7 @@ extern void mzcoord_controller_tick_committed(void);
  */
 extern int	mzcoord_tick_take_published(int64 **out);
 
+/* A woken coordinator between ticks, outside a transaction (tick.c). */
+extern void mzcoord_controller_advance_timeline(void);
+
 #endif							/* MZCOORD_TICK_H */

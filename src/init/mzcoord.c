@@ -24,6 +24,7 @@
 #include "storage/ipc.h"
 
 #include "controller.h"
+#include "dispatch.h"
 #include "extension.h"
 #include "lease.h"
 #include "oracle.h"
@@ -75,6 +76,12 @@ lease_area_init(LWLockPadded *locks, bool found)
 }
 
 static void
+dispatch_area_init(LWLockPadded *locks, bool found)
+{
+	mzcoord_dispatch_shmem_init(&locks[MZC_LOCK_DISPATCH].lock, found);
+}
+
+static void
 controller_area_init(LWLockPadded *locks, bool found)
 {
 	mzcoord_controller_shmem_init(&locks[MZC_LOCK_CONTROLLER].lock, found);
@@ -88,13 +95,15 @@ _PG_init(void)
 
 	/*
 	 * In initialisation order: the worker status, the oracle, the
-	 * controller, its leases, the DROP EXTENSION guard.
+	 * controller, its leases, the DROP EXTENSION guard, the maintenance
+	 * slots.
 	 */
 	mzcoord_shmem_register(mzcoord_worker_shmem_size, mzcoord_worker_shmem_init);
 	mzcoord_shmem_register(mzcoord_oracle_shmem_size, oracle_area_init);
 	mzcoord_shmem_register(mzcoord_controller_shmem_size, controller_area_init);
 	mzcoord_shmem_register(mzcoord_lease_shmem_size, lease_area_init);
 	mzcoord_shmem_register(mzcoord_drop_guard_shmem_size, drop_guard_area_init);
+	mzcoord_shmem_register(mzcoord_dispatch_shmem_size, dispatch_area_init);
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = mzc_shmem_request_hook;
 	prev_shmem_startup_hook = shmem_startup_hook;

@@ -1,12 +1,13 @@
--- Part 60: maintained objects at work (issue 12).  The coordinator
--- refreshes materialized views and runs the exports of sinks after each
--- tick, one transaction per object (src/compute/maintain.c); indexes
--- follow their relation in the tick itself.  This fragment holds what that
+-- Part 60: maintained objects at work (issue 12).  The maintenance workers
+-- refresh materialized views and run the exports of sinks that the
+-- coordinator hands them, one transaction per step (src/compute/maintain.c,
+-- since issue 20); indexes follow their relation in the tick itself.  This fragment holds what that
 -- work records and shows.
 
--- One row per materialized view or sink that the coordinator has worked on:
--- its progress and its last error.  Written only by the coordinator, in the
--- transaction of each step (a success) or right after it (a failure).
+-- One row per materialized view or sink that has been worked on: its
+-- progress and its last error.  Written only by the object's maintenance
+-- step (in a maintenance worker; an object has one step at a time), in the
+-- transaction of the step (a success) or right after it (a failure).
 CREATE TABLE mzcoord.maintenance (
     item_id      text NOT NULL,
     steps        bigint NOT NULL DEFAULT 0,
@@ -22,7 +23,7 @@ CREATE TABLE mzcoord.maintenance (
     error_at     timestamptz,
     CONSTRAINT maintenance_pkey PRIMARY KEY (item_id),
     -- Checked at once, so that a step's record fails inside the step (the
-    -- coordinator records the failure and goes on), never at its commit;
+    -- worker records the failure and goes on), never at its commit;
     -- an id change cascades, and the catalog's own trigger refuses it
     -- with its own message.
     CONSTRAINT maintenance_item_id_fkey FOREIGN KEY (item_id)

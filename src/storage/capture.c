@@ -59,6 +59,7 @@
 
 #include "capture.h"
 #include "controller.h"
+#include "dispatch.h"
 #include "extension.h"
 #include "history.h"
 #include "oracle.h"
@@ -114,6 +115,8 @@ mzcoord_note_history_written(const MzcHistory *h, mzc_ts ts)
 		if (w->histid == h->histid && w->ts == ts)
 			return;
 	}
+	/* If anything reads the table, the commit wakes the coordinator. */
+	mzcoord_dispatch_note_write(h->gid);
 	mzcoord_register_xact_callbacks(&callback_registered,
 									capture_xact_callback, NULL);
 	old = MemoryContextSwitchTo(TopTransactionContext);

@@ -16,7 +16,13 @@
  *   it publishes in shared memory, so there is never more than one.
  *
  * - The coordinator connects to mzcoord.database and ticks every
- *   mzcoord.tick_interval milliseconds.  Each tick is one short transaction
+ *   mzcoord.tick_interval milliseconds.  It starts the maintenance workers
+ *   (mzcoord.max_maintenance_workers dynamic workers, restarted when they
+ *   exit) and hands them refresh and export steps (maintain.c): after each
+ *   tick, whenever a worker finishes one, and when a commit that moved a
+ *   table others read wakes it (its latch).  Woken between ticks, it only
+ *   moves the table timeline in memory and dispatches; the regular tick
+ *   keeps its interval.  Each tick is one short transaction
  *   that first checks that the extension exists and is not being dropped or
  *   altered (it takes a conditional share lock on the extension object, which
  *   DROP EXTENSION holds exclusively); without the extension it does nothing.
@@ -27,7 +33,10 @@
  *   An error inside a tick is recorded in shared memory for
  *   mzcoord.worker_status(), then ends the process; the launcher restarts it.
  *
- * Both exit on postmaster death (WL_EXIT_ON_PM_DEATH), reload settings on
+ * - A maintenance worker runs the steps handed to its slot, one at a time,
+ *   and exits when the coordinator that started it is gone.
+ *
+ * All exit on postmaster death (WL_EXIT_ON_PM_DEATH), reload settings on
  * SIGHUP, and leave their loop on SIGTERM.
  *
  * IDENTIFICATION
@@ -66,9 +75,10 @@
 
 #include "autocompact.h"
 #include "controller.h"
+#include "dispatch.h"
 #include "extension.h"
-#include "maintain.h"
 #include "ids.h"
+#include "maintain.h"
 #include "settings.h"
 #include "shmem.h"
 #include "tick.h"
@@ -223,6 +233,132 @@ mzcoord_register_launcher(void)
 }
 
 /* ----------------------------------------------------------------
+ * Maintenance workers (started by the coordinator)
+ * ----------------------------------------------------------------
+ */
+
+/* The coordinator's handles of its maintenance workers, per slot. */
+static BackgroundWorkerHandle **maint_handles = NULL;
+static TimestampTz *maint_next_start = NULL;
+
+/* A maintenance worker that failed is started again after this long. */
+#define MZC_MAINT_RESTART_MS 1000
+
+/*
+ * Start the maintenance workers that do not run (the first time, or
+ * after one exited).  A slot still held by a worker of an earlier
+ * coordinator is left until that worker has gone.
+ */
+static void
+mzc_start_maintenance_workers(void)
+{
+	int			n = mzcoord_dispatch_nslots();
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (maint_handles == NULL)
+	{
+		maint_handles = MemoryContextAllocZero(TopMemoryContext,
+											   sizeof(BackgroundWorkerHandle *) * n);
+		maint_next_start = MemoryContextAllocZero(TopMemoryContext,
+												  sizeof(TimestampTz) * n);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		BackgroundWorker worker;
+		pid_t		pid;
+
+		if (maint_handles[i] != NULL &&
+			GetBackgroundWorkerPid(maint_handles[i], &pid) == BGWH_STOPPED)
+		{
+			pfree(maint_handles[i]);
+			maint_handles[i] = NULL;
+			maint_next_start[i] = TimestampTzPlusMilliseconds(now, MZC_MAINT_RESTART_MS);
+		}
+		if (maint_handles[i] != NULL || now < maint_next_start[i] ||
+			mzcoord_dispatch_worker_pid(i) != 0)
+			continue;
+		mzc_fill_worker(&worker, "mzcoord maintenance worker",
+						"mzcoord_maintenance_worker_main");
+		worker.bgw_restart_time = BGW_NEVER_RESTART;
+		worker.bgw_notify_pid = MyProcPid;
+		worker.bgw_main_arg = Int32GetDatum(i);
+		memcpy(worker.bgw_extra, &MyProcPid, sizeof(int));
+		if (!RegisterDynamicBackgroundWorker(&worker, &maint_handles[i]))
+		{
+			maint_handles[i] = NULL;
+			maint_next_start[i] = TimestampTzPlusMilliseconds(now, MZC_RESTART_DELAY_MAX_MS);
+			ereport(WARNING,
+					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+					 errmsg("mzcoord coordinator could not start maintenance worker %d", i),
+					 errhint("Raise \"max_worker_processes\" or lower \"mzcoord.max_maintenance_workers\".")));
+		}
+	}
+}
+
+/* At the coordinator's exit: its maintenance workers go too. */
+static void
+mzc_stop_maintenance_workers(void)
+{
+	mzcoord_dispatch_set_coordinator(false);
+	if (maint_handles == NULL)
+		return;
+	for (int i = 0; i < mzcoord_dispatch_nslots(); i++)
+		if (maint_handles[i] != NULL)
+			TerminateBackgroundWorker(maint_handles[i]);
+}
+
+static void
+mzc_maintenance_worker_detach(int code, Datum arg)
+{
+	mzcoord_dispatch_detach(DatumGetInt32(arg));
+}
+
+/*
+ * A maintenance worker: runs the steps handed to its slot (main_arg) by
+ * the coordinator whose pid is in bgw_extra, until that coordinator is
+ * gone.  A SIGINT cancels the running step (a drop of its object, or the
+ * step timer); between steps a cancel is stale and dropped.
+ */
+void
+mzcoord_maintenance_worker_main(Datum main_arg)
+{
+	int			slot = DatumGetInt32(main_arg);
+	int			coordinator_pid;
+
+	memcpy(&coordinator_pid, MyBgworkerEntry->bgw_extra, sizeof(int));
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	mzcoord_require_shmem();
+	if (slot < 0 || slot >= mzcoord_dispatch_nslots() ||
+		!mzcoord_dispatch_attach(slot, coordinator_pid))
+		proc_exit(0);
+	on_shmem_exit(mzc_maintenance_worker_detach, Int32GetDatum(slot));
+
+	mzc_connect(mzcoord_database, "mzcoord maintenance worker");
+	mzcoord_maintain_worker_init();
+
+	for (;;)
+	{
+		/* No step runs: a pending cancel was meant for one that ended. */
+		QueryCancelPending = false;
+		CHECK_FOR_INTERRUPTS();
+		mzc_reload_if_pending();
+		if (!mzcoord_dispatch_coordinator_alive(coordinator_pid))
+			break;
+		if (mzcoord_maintain_worker_step(slot))
+			continue;
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	proc_exit(0);
+}
+
+/* ----------------------------------------------------------------
  * Launcher
  * ----------------------------------------------------------------
  */
@@ -247,6 +383,8 @@ mzc_worker_detach(int code, Datum arg)
 		ws->state = MZC_WORKER_STOPPED;
 	}
 	SpinLockRelease(&ws->mutex);
+	if (coordinator)
+		mzc_stop_maintenance_workers();
 }
 
 /*
@@ -528,10 +666,17 @@ mzc_coordinator_tick(MemoryContext tick_cxt)
 	if (ran)
 	{
 		mzcoord_controller_tick_committed();
+
+		/*
+		 * Running from the first committed tick on: nothing below (the
+		 * maintenance backlog, compaction) holds readiness back.
+		 */
+		mzc_set_state(MZC_WORKER_RUNNING);
+		/* Refreshes and exports go to the maintenance workers at once. */
+		mzc_start_maintenance_workers();
+		mzcoord_maintain_dispatch();
 		/* Compaction of histories, in transactions of its own. */
 		mzcoord_storage_tick();
-		/* Refreshes and exports, one transaction per object. */
-		mzcoord_maintain_tick();
 	}
 	pgstat_report_stat(true);
 	pgstat_report_activity(STATE_IDLE, NULL);
@@ -557,10 +702,83 @@ mzc_coordinator_tick(MemoryContext tick_cxt)
 	return ran;
 }
 
+/*
+ * Between ticks, a commit that moved a table others read woke the
+ * coordinator: move the table timeline in memory, so that the steps the
+ * write causes can be dispatched now.  Not a tick: nothing is persisted
+ * and the tick count stays.
+ */
+static void
+mzc_coordinator_woken(void)
+{
+	MzcWorkerState state;
+
+	SpinLockAcquire(&worker_status->mutex);
+	state = worker_status->state;
+	SpinLockRelease(&worker_status->mutex);
+	if (state == MZC_WORKER_RUNNING)
+		mzcoord_controller_advance_timeline();
+}
+
+/*
+ * Woken advances are at least this far apart (milliseconds): a stream of
+ * commits wakes the coordinator at most this often, each time one pass
+ * over the tracked slots under the controller lock.
+ */
+#define MZC_WAKE_MIN_MS 20
+
+/* A wake-up not yet acted on (too soon after the last), and that last one. */
+static bool wake_pending = false;
+static TimestampTz last_woken = 0;
+
+/*
+ * One round of the coordinator's loop: the tick when it is due, else the
+ * wake-up of a commit; then dispatch.  Returns when the next tick is due,
+ * and in *wait_until when to look again at the latest.
+ */
+static TimestampTz
+mzc_coordinator_round(MemoryContext tick_cxt, TimestampTz next_tick,
+					  TimestampTz *wait_until)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	wake_pending |= mzcoord_dispatch_take_wake();
+	*wait_until = next_tick;
+	if (now >= next_tick)
+	{
+		/* The tick moves the timeline too. */
+		wake_pending = false;
+		mzc_coordinator_tick(tick_cxt);
+		next_tick = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												mzcoord_tick_interval);
+		*wait_until = next_tick;
+		return next_tick;
+	}
+	if (wake_pending &&
+		TimestampDifferenceExceeds(last_woken, now, MZC_WAKE_MIN_MS))
+	{
+		wake_pending = false;
+		last_woken = now;
+		mzc_coordinator_woken();
+	}
+	else if (wake_pending)
+		*wait_until = Min(next_tick,
+						  TimestampTzPlusMilliseconds(last_woken, MZC_WAKE_MIN_MS));
+	/* A worker finished, or the wake-up moved inputs: hand out steps. */
+	if (maint_handles != NULL)
+	{
+		mzcoord_maintain_dispatch();
+		MemoryContextReset(tick_cxt);
+	}
+	return next_tick;
+}
+
 void
 mzcoord_coordinator_main(Datum main_arg)
 {
 	MemoryContext tick_cxt;
+	TimestampTz next_tick = 0;
+	TimestampTz wait_until = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -574,6 +792,8 @@ mzcoord_coordinator_main(Datum main_arg)
 		proc_exit(0);
 	}
 	on_shmem_exit(mzc_worker_detach, BoolGetDatum(true));
+	/* Commits and maintenance workers wake this process from now on. */
+	mzcoord_dispatch_set_coordinator(true);
 
 	mzc_connect(mzcoord_database, "mzcoord coordinator");
 
@@ -583,11 +803,13 @@ mzcoord_coordinator_main(Datum main_arg)
 
 	while (!ShutdownRequestPending)
 	{
+		long		wait_ms;
+
 		mzc_reload_if_pending();
 
 		PG_TRY();
 		{
-			mzc_coordinator_tick(tick_cxt);
+			next_tick = mzc_coordinator_round(tick_cxt, next_tick, &wait_until);
 		}
 		PG_CATCH();
 		{
@@ -601,9 +823,10 @@ mzcoord_coordinator_main(Datum main_arg)
 		}
 		PG_END_TRY();
 
+		wait_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), wait_until);
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 mzcoord_tick_interval,
+						 Max(wait_ms, 1),
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();

@@ -89,8 +89,12 @@ wait_running('after crash restart');
 is(status('starts'), '1', 'shared memory was reinitialised');
 is(status('last_error IS NULL'), 't', 'no error carried over');
 is($node->safe_psql('postgres',
-		"SELECT count(*) FROM pg_stat_activity WHERE backend_type LIKE 'mzcoord%'"),
+		"SELECT count(*) FROM pg_stat_activity WHERE backend_type IN ('mzcoord launcher', 'mzcoord coordinator')"),
 	'2', 'launcher and coordinator are back');
+# The coordinator starts its maintenance workers after its first tick.
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) = 2 FROM pg_stat_activity WHERE backend_type = 'mzcoord maintenance worker'"),
+	'the maintenance workers are back');
 
 # A crash of a backend (SIGKILL) restarts the whole cluster; the workers come
 # back too.
