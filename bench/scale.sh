@@ -54,7 +54,7 @@ bench_scale() {
 	for n in $sizes; do
 		local k=$((n / 100))
 		say "SCALE: $n tables"
-		pgctl stop -m fast >/dev/null
+		pgctl stop -m fast >/dev/null 2>&1 || true
 		start_cluster "$BENCH_DIR/scale" $((n + 1000))
 		local et ew it iw
 		et=$(mean_tick_ms); ew=$(wal_bytes_per_s)

@@ -103,8 +103,12 @@ SELECT try(format($$UPDATE mzcoord.read_requirements SET at = at - 1
 SELECT mzcoord.drop('au.mv');
 SELECT count(*) AS mv_requirements FROM mzcoord.read_requirements WHERE item_id = :'mv_gid';
 SELECT count(*) AS mv_bounds FROM mzcoord.compaction_bounds WHERE global_id = :'mv_gid';
--- (A write gives t2 history to compact: an idle table's bound stays.)
+-- (A write gives t2 history to compact: an idle table's bound stays.  This
+-- one leaves its contents as they were.)
+BEGIN;
 INSERT INTO au.t2 VALUES (1);
+DELETE FROM au.t2 WHERE a = 1;
+COMMIT;
 SELECT wait_until(format($$SELECT bound > %s FROM mzcoord.compaction_bounds
                             WHERE global_id = %L$$, :t2_req + 2000, :'t2_gid')) AS bound_free;
 

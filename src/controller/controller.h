@@ -77,6 +77,8 @@ typedef struct MzcSlotInfo
 	bool		held_back;		/* at the tick's last look, something (a
 								 * lease, a dependent) held its since below
 								 * its policy (tick.c) */
+	bool		reconfigured;	/* a new policy, not yet published (set by
+								 * publish.c, cleared by tick.c) */
 	bool		clamped;		/* its last bound was held below the since
 								 * proposed, by a requirement or lease only
 								 * the catalog knows (tick.c) */

@@ -499,6 +499,9 @@ apply_staged_locked(const MzcStaged *s, mzc_error *err)
 					return true;	/* dropped meanwhile: nothing to govern */
 				mzcoord_ctl_info[slot].retain_ms = s->retain_ms;
 				p = mzcoord_ctl_policy_for(mzcoord_ctl_info[slot].kind, s->retain_ms);
+				/* Re-configured: the tick publishes it next, uncoalesced. */
+				mzcoord_ctl_info[slot].reconfigured = true;
+				mzcoord_ctl_mark_recheck(slot);
 				return mzc_coll_set_policy(&mzcoord_ctl->colls, slot, &p, NULL, err) == MZC_OK;
 			}
 		case MZC_STAGE_DROP:

@@ -634,6 +634,7 @@ policy_only_locked(int32 s, mzc_frontier since)
 	MzcSlotInfo *info = &mzcoord_ctl_info[s];
 
 	return info->persisted && c->ndependents == 0 && !info->held_back &&
+		!info->reconfigured &&
 		mzc_frontier_eq(since, mzc_policy_frontier(&c->policy, c->upper)) &&
 		mzc_frontier_eq(info->durable_since,
 						mzc_policy_frontier(&c->policy, info->durable_upper));
@@ -970,6 +971,7 @@ mzcoord_controller_tick_committed(void)
 			if (!mzc_frontier_eq(info->durable_since, pending_rows[i].committed))
 				note_published(pending_rows[i].gid);
 			info->persisted = true;
+			info->reconfigured = false;
 			info->held_back = mzc_frontier_lt(pending_rows[i].since,
 											  mzc_policy_frontier(&mzcoord_ctl_slots[pending_rows[i].slot].policy,
 																  mzcoord_ctl_slots[pending_rows[i].slot].upper));

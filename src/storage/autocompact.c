@@ -413,6 +413,30 @@ find_due(const MzcCollectionInfo *infos, int n, TimestampTz now,
 	return ndue;
 }
 
+/*
+ * Keep gids[0..n) among the candidates of later steps (their state is
+ * loaded then), without looking at them now.
+ */
+static void
+remember_pending(const int64 *gids, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		bool		found;
+		MzcCompactState *st = hash_search(compact_states, &gids[i],
+										  HASH_ENTER, &found);
+
+		if (!found)
+		{
+			st->histid = InvalidOid;
+			st->retry_after = 0;
+			st->known = false;
+			st->round = 0;
+		}
+		st->pending = true;
+	}
+}
+
 /* Order candidates by the step that last looked at them, oldest first. */
 static int
 cmp_state_round(const void *a, const void *b)
@@ -447,7 +471,7 @@ candidates(MzcCollectionInfo *infos, const int64 *published, int npublished)
 			n++;
 	hash_seq_init(&status, compact_states);
 	while ((st = hash_seq_search(&status)) != NULL)
-		if (st->pending && st->known)
+		if (st->pending)
 			pending[npending++] = st;
 	qsort(pending, npending, sizeof(MzcCompactState *), cmp_state_round);
 	for (int i = 0; i < npending && i < MZC_COMPACT_SCAN; i++)
@@ -525,10 +549,12 @@ mzcoord_storage_tick(void)
 
 	/*
 	 * Paused by the operator, or read-only: histories keep growing,
-	 * nothing is lost.
+	 * nothing is lost; what was published is remembered for when
+	 * compaction resumes.
 	 */
 	if (!mzcoord_auto_compact || mzcoord_read_only)
 	{
+		remember_pending(published, npublished);
 		MemoryContextSwitchTo(oldcxt);
 		return;
 	}
