@@ -125,8 +125,15 @@ BEGIN
                           '{g}', format('mzcoord.read_at(NULL::inc.g, %s)', t));
         ts := t;
         kind := 'twin';
-        EXECUTE format('SELECT count(*) FROM ((%s EXCEPT ALL %s) UNION ALL (%s EXCEPT ALL %s)) d',
-                       mv, twin, twin, mv) INTO n;
+        -- The twin recomputes: when more times changed in a step than it
+        -- recomputes, it evaluates only the last one and the others are
+        -- unreadable (55MZ1).  The view itself never skips (below).
+        BEGIN
+            EXECUTE format('SELECT count(*) FROM ((%s EXCEPT ALL %s) UNION ALL (%s EXCEPT ALL %s)) d',
+                           mv, twin, twin, mv) INTO n;
+        EXCEPTION WHEN SQLSTATE '55MZ1' THEN
+            n := 0;
+        END;
         IF n > 0 THEN RETURN NEXT; END IF;
         kind := 'query';
         EXECUTE format('SELECT count(*) FROM ((%s EXCEPT ALL %s) UNION ALL (%s EXCEPT ALL %s)) d',
@@ -144,15 +151,13 @@ SELECT (SELECT count(*) FROM inc.f) > 0 AS f, (SELECT count(*) FROM inc.j) > 0 A
        (SELECT count(*) FROM inc.jg) > 0 AS jg, (SELECT n FROM inc.tot) > 0 AS tot,
        (SELECT count(*) FROM inc.v) > 0 AS v;
 
--- Which path ran: every view refreshed at each time its inputs changed
--- (the same times for a view and its twin); the eligible ones from the
--- updates, all but their first time when the view shows the counts it
--- needs (f, g, j, s, v), only some times otherwise (a group, or the one row
--- of tot, losing an argument of a sum whose count it does not show is
--- recomputed); the twins never.
-SELECT i.name, m.times > 40 AS many_times,
-       m.times = (SELECT t.times FROM mzcoord.maintenance t JOIN mzcoord.items ti ON ti.id = t.item_id
-                   WHERE ti.schema_name = 'inc' AND ti.name = i.name || '_r') AS same_as_twin,
+-- Which path ran: the eligible views from the updates, every time of a
+-- step at once (times counts the times at which a view changed), all but
+-- their first time when the view shows the counts it needs (f, g, j, s,
+-- v), only some times otherwise (a group, or the one row of tot, losing an
+-- argument of a sum whose count it does not show is recomputed); the
+-- twins never.
+SELECT i.name, m.times > 20 AS many_times,
        m.incremental_times > 0 AS incremental,
        m.times - m.incremental_times = 1 AS only_first_recomputed
   FROM mzcoord.maintenance m JOIN mzcoord.items i ON i.id = m.item_id

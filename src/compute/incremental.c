@@ -104,6 +104,8 @@
 
 PG_FUNCTION_INFO_V1(mzcoord_updates_at);
 
+static void prepare_rows_query(MzcIncremental *inc);
+
 /* What a column of a grouped view holds. */
 typedef enum IncKind
 {
@@ -118,6 +120,7 @@ typedef struct IncColumn
 {
 	IncKind		kind;
 	Expr	   *arg;			/* count(x), sum(x): x */
+	Oid			argtype;		/* its type */
 	int			nn_col;			/* sums: a column of the view with count(x), or -1 */
 	int			nn_extra;		/* sums: the delta query's column with count(x) */
 } IncColumn;
@@ -136,6 +139,9 @@ struct MzcIncremental
 	int		   *keycols;
 	TupleDesc	keydesc;		/* the key columns */
 	MzcRowSet  *index;			/* key -> its row in the contents (extra) */
+	Query	   *rows_query;		/* the query row by row (interval steps) */
+	TupleDesc	tsdesc;			/* SPJ: the view's columns, grouped: the
+								 * key columns; then the time */
 };
 
 /* The change of one group at a time, summed over the delta runs. */
@@ -256,6 +262,7 @@ aggregate_ok(Aggref *a, IncColumn *col)
 	if (list_length(a->args) != 1)
 		return false;
 	col->arg = linitial_node(TargetEntry, a->args)->expr;
+	col->argtype = exprType((Node *) col->arg);
 	return true;
 }
 
@@ -373,6 +380,8 @@ mzcoord_incremental_prepare(const char *definition, TupleDesc desc)
 		ok = prepare_grouped(inc, q);
 	else if (ok)
 		ok = (q->groupClause == NIL);
+	if (ok)
+		prepare_rows_query(inc);
 	MemoryContextSwitchTo(old);
 	if (!ok)
 	{
@@ -782,13 +791,15 @@ combine_column(const MzcIncremental *inc, const IncGroup *g,
  * cannot decide it (an old count that the view does not show).
  */
 static bool
-combine_group(MzcIncremental *inc, MzcRowEntry *e, IncChange *ch)
+combine_group(MzcIncremental *inc, Datum *keyvals, bool *keynulls,
+			  IncGroup *g, IncChange *ch)
 {
-	IncGroup   *g = (IncGroup *) e->extra;
 	int			natts = inc->desc->natts;
 	MzcRowEntry *old;
 
-	ch->slot = mzcoord_rowset_add(inc->index, e->values, e->isnull, e->hash, 0);
+	ch->slot = mzcoord_rowset_add(inc->index, keyvals, keynulls,
+								  mzcoord_row_hash(inc->keydesc, keyvals,
+												   keynulls), 0);
 	old = ch->old = (MzcRowEntry *) ch->slot->extra;
 	if (inc->nkeys == 0)
 		ch->exists = true;		/* one row, even of no rows */
@@ -817,8 +828,8 @@ combine_group(MzcIncremental *inc, MzcRowEntry *e, IncChange *ch)
 	ch->isnull = palloc(sizeof(bool) * natts);
 	for (int k = 0; k < inc->nkeys; k++)
 	{
-		ch->values[inc->keycols[k]] = e->values[k];
-		ch->isnull[inc->keycols[k]] = e->isnull[k];
+		ch->values[inc->keycols[k]] = keyvals[k];
+		ch->isnull[inc->keycols[k]] = keynulls[k];
 	}
 	for (int c = 0; c < natts; c++)
 		if (!combine_column(inc, g, old, c, ch->values, ch->isnull))
@@ -828,13 +839,10 @@ combine_group(MzcIncremental *inc, MzcRowEntry *e, IncChange *ch)
 
 /* Write the changed groups into the history at t and the contents. */
 static void
-write_groups(MzcIncremental *inc, const MzcHistory *h, MzcRowSet *prev,
-			 IncChange *changes, int n, int64 t, int64 *changed)
+write_groups(MzcIncremental *inc, MzcHistoryWriter *w, TupleTableSlot *slot,
+			 MzcRowSet *prev, IncChange *changes, int n, int64 t,
+			 int64 *changed)
 {
-	MzcHistoryWriter w;
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(inc->desc, &TTSOpsVirtual);
-
-	mzcoord_history_writer_begin(&w, h, n > 1000);
 	for (int k = 0; k < n; k++)
 	{
 		IncChange  *ch = &changes[k];
@@ -846,14 +854,14 @@ write_groups(MzcIncremental *inc, const MzcHistory *h, MzcRowSet *prev,
 			continue;
 		if (old != NULL)
 		{
-			write_row(&w, slot, old->values, old->isnull, t, -old->count);
+			write_row(w, slot, old->values, old->isnull, t, -old->count);
 			*changed += old->count;
 			old->count = 0;
 		}
 		ch->slot->extra = NULL;
 		if (ch->exists)
 		{
-			write_row(&w, slot, ch->values, ch->isnull, t, 1);
+			write_row(w, slot, ch->values, ch->isnull, t, 1);
 			*changed += 1;
 			ch->slot->extra =
 				mzcoord_rowset_add(prev, ch->values, ch->isnull,
@@ -861,8 +869,6 @@ write_groups(MzcIncremental *inc, const MzcHistory *h, MzcRowSet *prev,
 													ch->isnull), 1);
 		}
 	}
-	mzcoord_history_writer_end(&w);
-	ExecDropSingleTupleTableSlot(slot);
 }
 
 /* A grouped view: each changed group's old row plus its change. */
@@ -889,13 +895,23 @@ grouped_step(MzcIncremental *inc, const MzcHistory *h, MzcRowSet *prev,
 	changes = palloc0(sizeof(IncChange) * Max(r.set->nentries, 1));
 	for (MzcRowEntry *e = r.set->first; e != NULL; e = e->link)
 	{
-		if (!combine_group(inc, e, &changes[n++]))
+		if (!combine_group(inc, e->values, e->isnull, (IncGroup *) e->extra,
+						   &changes[n++]))
 		{
 			mzcoord_rowset_destroy(r.set);
 			return false;
 		}
 	}
-	write_groups(inc, h, prev, changes, n, t, changed);
+	{
+		MzcHistoryWriter w;
+		TupleTableSlot *slot = MakeSingleTupleTableSlot(inc->desc,
+														&TTSOpsVirtual);
+
+		mzcoord_history_writer_begin(&w, h, n > 1000);
+		write_groups(inc, &w, slot, prev, changes, n, t, changed);
+		mzcoord_history_writer_end(&w);
+		ExecDropSingleTupleTableSlot(slot);
+	}
 	mzcoord_rowset_destroy(r.set);
 	return true;
 }
@@ -926,6 +942,400 @@ mzcoord_incremental_step(MzcIncremental *inc, const MzcHistory *h,
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(stepcxt);
 	return done;
+}
+
+/* ----------------------------------------------------------------
+ * Many times at once
+ *
+ * A step of a continual view covers an interval [lo, hi) of times.  Rather
+ * than running the delta query once per time (each run a plan, and reads
+ * of whole relations as of t - 1), each relation entry i with updates in
+ * the interval contributes one run of the query row by row (aggregates
+ * taken apart, below) over
+ *	- entry i: its updates with lo <= ts < hi, each with its time ts_i and
+ *	  diff (mzcoord._history_rows), and
+ *	- every other entry j: its whole history below hi, each update with
+ *	  its time and diff, restricted to ts_j <= ts_i for j < i (its
+ *	  contents at ts_i) and ts_j < ts_i for j > i (at ts_i - 1),
+ * each result row carrying ts_i and the product of the diffs, its
+ * multiplicity.  Since the query is linear in each entry, the rows of time
+ * t summed over the runs are the per-time delta of the top of this file,
+ * for every t of the interval at once.  A grouped query runs without its
+ * aggregation, each row giving its group key and the aggregates'
+ * arguments; the changes of each (time, group) are summed here in C, then
+ * applied time after time, in order, to the view's contents.
+ * ----------------------------------------------------------------
+ */
+
+/* The row-by-row query of a grouped view: keys and aggregate arguments. */
+static void
+prepare_rows_query(MzcIncremental *inc)
+{
+	Query	   *q = copyObject(inc->query);
+	int			natts = inc->desc->natts;
+	int			ntime = inc->grouped ? inc->nkeys : natts;
+	List	   *tl = NIL;
+
+	if (inc->grouped)
+	{
+		for (int c = 0; c < natts; c++)
+		{
+			TargetEntry *tle = list_nth_node(TargetEntry, q->targetList, c);
+			IncColumn  *col = &inc->cols[c];
+			Expr	   *e;
+
+			if (col->kind == INC_KEY)
+				e = tle->expr;
+			else if (col->kind == INC_COUNT_STAR)
+				e = (Expr *) makeNullConst(INT8OID, -1, InvalidOid);
+			else
+				e = copyObject(col->arg);
+			tl = lappend(tl, makeTargetEntry(e, c + 1, pstrdup("mzc_col"), false));
+		}
+		q->targetList = tl;
+		q->hasAggs = false;
+		q->groupClause = NIL;
+	}
+	inc->rows_query = q;
+	inc->tsdesc = CreateTemplateTupleDesc(ntime + 1);
+	for (int k = 0; k < ntime; k++)
+		TupleDescCopyEntry(inc->tsdesc, k + 1, inc->desc,
+						   (inc->grouped ? inc->keycols[k] : k) + 1);
+	TupleDescInitEntry(inc->tsdesc, ntime + 1, "mzc_ts", INT8OID, -1, 0);
+}
+
+/* Whether relid has an update with lo <= ts < hi in snapshot. */
+static bool
+has_updates_between(Oid relid, int64 lo, int64 hi, Snapshot snapshot)
+{
+	MzcHistory *h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+	Relation	hrel = table_open(h->histid, AccessShareLock);
+	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
+	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
+	IndexScanDesc scan;
+	ScanKeyData keys[2];
+	bool		found;
+
+	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(lo));
+	ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT,
+				Int64GetDatum(hi));
+	scan = index_beginscan(hrel, idx, snapshot, 2, 0);
+	index_rescan(scan, keys, 2, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, hslot);
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+	ExecDropSingleTupleTableSlot(hslot);
+	table_close(hrel, AccessShareLock);
+	return found;
+}
+
+/* a * b, with PostgreSQL's overflow error. */
+static int64
+mul_int64(int64 a, int64 b)
+{
+	int64		result;
+
+	if (pg_mul_s64_overflow(a, b, &result))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("bigint out of range")));
+	return result;
+}
+
+/* Add one row of the row-by-row query, mult times, to its group's change. */
+static void
+accumulate_row(const MzcIncremental *inc, IncGroup *g, Datum *v, bool *n,
+			   int64 mult)
+{
+	g->cnt = add_int64(g->cnt, 1, mult);
+	for (int c = 0; c < inc->desc->natts; c++)
+	{
+		const IncColumn *col = &inc->cols[c];
+		int64		x;
+
+		if (col->kind == INC_KEY || col->kind == INC_COUNT_STAR || n[c])
+			continue;
+		g->nn[c] = add_int64(g->nn[c], 1, mult);
+		if (col->kind == INC_SUM_INT8)
+		{
+			x = col->argtype == INT2OID ? DatumGetInt16(v[c]) :
+				DatumGetInt32(v[c]);
+			g->isum[c] = add_int64(g->isum[c], 1, mul_int64(x, mult));
+		}
+		else if (col->kind == INC_SUM_NUMERIC)
+		{
+			Datum		term = NumericGetDatum(int64_to_numeric(DatumGetInt64(v[c])));
+
+			if (mult != 1)
+				term = DirectFunctionCall2(numeric_mul, term,
+										   NumericGetDatum(int64_to_numeric(mult)));
+			g->nsum[c] = DirectFunctionCall2(numeric_add, g->nsum[c], term);
+		}
+	}
+}
+
+/* A row of the row-by-row query: into its (row, time) or (group, time). */
+static bool
+rows_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	DeltaReceiver *r = (DeltaReceiver *) self;
+	MzcIncremental *inc = r->inc;
+	int			natts = inc->desc->natts;
+	int64		mult;
+	MzcRowEntry *e;
+	MemoryContext old;
+
+	slot_getallattrs(slot);
+	mult = DatumGetInt64(slot->tts_values[natts + 1]);
+	if (mult == 0)
+		return true;
+	if (!inc->grouped)
+	{
+		(void) mzcoord_rowset_add(r->set, slot->tts_values, slot->tts_isnull,
+								  mzcoord_row_hash(inc->tsdesc, slot->tts_values,
+												   slot->tts_isnull), mult);
+		return true;
+	}
+	for (int k = 0; k < inc->nkeys; k++)
+	{
+		r->keyvals[k] = slot->tts_values[inc->keycols[k]];
+		r->keynulls[k] = slot->tts_isnull[inc->keycols[k]];
+	}
+	r->keyvals[inc->nkeys] = slot->tts_values[natts];
+	r->keynulls[inc->nkeys] = false;
+	e = mzcoord_rowset_add(r->set, r->keyvals, r->keynulls,
+						   mzcoord_row_hash(inc->tsdesc, r->keyvals,
+											r->keynulls), 0);
+	old = MemoryContextSwitchTo(r->cxt);
+	if (e->extra == NULL)
+	{
+		IncGroup   *g = palloc0(sizeof(IncGroup));
+
+		g->nn = palloc0(sizeof(int64) * natts);
+		g->isum = palloc0(sizeof(int64) * natts);
+		g->nsum = palloc0(sizeof(Datum) * natts);
+		for (int c = 0; c < natts; c++)
+			g->nsum[c] = NumericGetDatum(int64_to_numeric(0));
+		e->extra = g;
+	}
+	accumulate_row(inc, (IncGroup *) e->extra, slot->tts_values,
+				   slot->tts_isnull, mult);
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/* The ts column (number natts + 1) of relation entry rti, or its diff. */
+static Var *
+history_column(int rti, int natts, bool diff)
+{
+	return makeVar(rti, natts + (diff ? 2 : 1), INT8OID, -1, InvalidOid, 0);
+}
+
+/*
+ * The run of entry i over [lo, hi) (see above): the row-by-row query with
+ * every relation entry read through mzcoord._history_rows, the temporal
+ * conditions added, and the time and multiplicity as two more columns.
+ */
+static Query *
+interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi)
+{
+	Query	   *q = copyObject(inc->rows_query);
+	int			nrtes = list_length(q->rtable);
+	int		   *natts = palloc0(sizeof(int) * nrtes);
+	Node	   *quals = q->jointree->quals;
+	Expr	   *mult = NULL;
+	int			ncols = list_length(q->targetList);
+
+	for (int j = 0; j < nrtes; j++)
+	{
+		RangeTblEntry *rte = rt_fetch(j + 1, q->rtable);
+
+		if (rte->rtekind == RTE_RELATION)
+			natts[j] = mzcoord_read_history_rows(rte, j == i ? lo : 0, hi);
+	}
+	for (int j = 0; j < nrtes; j++)
+	{
+		Expr	   *diff;
+
+		if (rt_fetch(j + 1, q->rtable)->rtekind != RTE_FUNCTION)
+			continue;
+		diff = (Expr *) history_column(j + 1, natts[j], true);
+		mult = mult == NULL ? diff :
+			(Expr *) makeFuncExpr(F_INT8MUL, INT8OID, list_make2(mult, diff),
+								  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+		if (j == i)
+			continue;
+		quals = make_and_qual(quals, (Node *)
+							  makeFuncExpr(j < i ? F_INT8LE : F_INT8LT, BOOLOID,
+										   list_make2(history_column(j + 1, natts[j], false),
+													  history_column(i + 1, natts[i], false)),
+										   InvalidOid, InvalidOid,
+										   COERCE_EXPLICIT_CALL));
+	}
+	q->jointree->quals = quals;
+	q->targetList = lappend(q->targetList,
+							makeTargetEntry((Expr *) history_column(i + 1, natts[i], false),
+											ncols + 1, pstrdup("mzc_ts"), false));
+	q->targetList = lappend(q->targetList,
+							makeTargetEntry(mult, ncols + 2, pstrdup("mzc_mult"),
+											false));
+	return q;
+}
+
+/* Run every entry's term over [lo, hi) into r. */
+static void
+run_interval_terms(MzcIncremental *inc, int64 lo, int64 hi, DeltaReceiver *r)
+{
+	List	   *rtable = inc->rows_query->rtable;
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+
+	r->pub.receiveSlot = rows_receive;
+	r->pub.rStartup = delta_startup;
+	r->pub.rShutdown = delta_shutdown;
+	r->pub.rDestroy = delta_destroy;
+	r->pub.mydest = DestNone;
+	r->inc = inc;
+	for (int i = 0; i < list_length(rtable); i++)
+	{
+		RangeTblEntry *rte = rt_fetch(i + 1, rtable);
+
+		if (rte->rtekind != RTE_RELATION ||
+			!has_updates_between(rte->relid, lo, hi, snapshot))
+			continue;
+		mzcoord_evaluate_query(interval_term(inc, i, lo, hi), inc->text,
+							   &r->pub);
+	}
+	UnregisterSnapshot(snapshot);
+}
+
+/* The entries of set ordered by their time (column ts of the row). */
+static int	sort_ts_column;
+
+static int
+compare_entry_ts(const void *a, const void *b)
+{
+	int64		ta = DatumGetInt64((*(MzcRowEntry *const *) a)->values[sort_ts_column]);
+	int64		tb = DatumGetInt64((*(MzcRowEntry *const *) b)->values[sort_ts_column]);
+
+	return ta < tb ? -1 : (ta > tb ? 1 : 0);
+}
+
+static MzcRowEntry **
+entries_by_time(MzcRowSet *set, int tscol, int *n)
+{
+	MzcRowEntry **arr = palloc(sizeof(MzcRowEntry *) * Max(set->nentries, 1));
+
+	*n = 0;
+	for (MzcRowEntry *e = set->first; e != NULL; e = e->link)
+		arr[(*n)++] = e;
+	sort_ts_column = tscol;
+	qsort(arr, *n, sizeof(MzcRowEntry *), compare_entry_ts);
+	return arr;
+}
+
+/* An SPJ view over [lo, hi): each (row, time)'s summed multiplicity. */
+static int64
+spj_interval(MzcIncremental *inc, MzcHistoryWriter *w, TupleTableSlot *slot,
+			 MzcRowSet *set, int64 hi, int64 *changed, int *ntimes)
+{
+	int			natts = inc->desc->natts;
+	int			n;
+	MzcRowEntry **arr = entries_by_time(set, natts, &n);
+	int64		last = -1;
+
+	for (int k = 0; k < n; k++)
+	{
+		int64		ts = DatumGetInt64(arr[k]->values[natts]);
+
+		if (arr[k]->count == 0)
+			continue;
+		if (ts != last)
+			(*ntimes)++;
+		last = ts;
+		write_row(w, slot, arr[k]->values, arr[k]->isnull, ts, arr[k]->count);
+		*changed += Abs(arr[k]->count);
+	}
+	return hi;
+}
+
+/*
+ * A grouped view over [lo, hi): the changed groups of each time, applied
+ * in time order to prev.  Returns hi, or the first time this cannot
+ * decide (see combine_group), the earlier times written.
+ */
+static int64
+grouped_interval(MzcIncremental *inc, MzcHistoryWriter *w,
+				 TupleTableSlot *slot, MzcRowSet *prev, MzcRowSet *set,
+				 int64 lo, int64 hi, int64 *changed, int *ntimes)
+{
+	int			n;
+	MzcRowEntry **arr = entries_by_time(set, inc->nkeys, &n);
+	IncChange  *changes = palloc0(sizeof(IncChange) * Max(n, 1));
+	int			k = 0;
+
+	if (!build_index(inc, prev))
+		return lo;
+	while (k < n)
+	{
+		int64		ts = DatumGetInt64(arr[k]->values[inc->nkeys]);
+		int			first = k;
+
+		for (; k < n && DatumGetInt64(arr[k]->values[inc->nkeys]) == ts; k++)
+			if (!combine_group(inc, arr[k]->values, arr[k]->isnull,
+							   (IncGroup *) arr[k]->extra,
+							   &changes[k - first]))
+				return ts;
+		write_groups(inc, w, slot, prev, changes, k - first, ts, changed);
+		(*ntimes)++;
+	}
+	return hi;
+}
+
+/*
+ * Refresh the view at every time of [lo, hi) from its inputs' updates
+ * there (see above), writing its changes into its history h and, for a
+ * grouped view, applying them to prev (its contents at lo - 1).  Returns
+ * the first time not refreshed: hi, or a time this path cannot decide,
+ * which the caller recomputes (the times before it are written).
+ * *changed is increased by the updates written, *ntimes by the times at
+ * which the view changed.  The caller holds the inputs at lo - 1, runs as
+ * the view's owner, and has made sure no input view is in error in
+ * [lo - 1, hi).
+ */
+int64
+mzcoord_incremental_interval(MzcIncremental *inc, const MzcHistory *h,
+							 MzcRowSet *prev, int64 lo, int64 hi,
+							 int64 *changed, int *ntimes)
+{
+	MemoryContext stepcxt = AllocSetContextCreate(CurrentMemoryContext,
+												  "mzcoord incremental interval",
+												  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(stepcxt);
+	DeltaReceiver r = {0};
+	MzcHistoryWriter w;
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(inc->desc, &TTSOpsVirtual);
+	int64		end;
+
+	if (inc->grouped && prev == NULL)
+		elog(ERROR, "incremental refresh of a grouped view without its contents");
+	r.cxt = stepcxt;
+	r.set = mzcoord_rowset_create(inc->tsdesc, stepcxt);
+	r.keyvals = palloc(sizeof(Datum) * (inc->nkeys + 1));
+	r.keynulls = palloc(sizeof(bool) * (inc->nkeys + 1));
+	run_interval_terms(inc, lo, hi, &r);
+
+	mzcoord_history_writer_begin(&w, h, r.set->nentries > 1000);
+	if (inc->grouped)
+		end = grouped_interval(inc, &w, slot, prev, r.set, lo, hi, changed,
+							   ntimes);
+	else
+		end = spj_interval(inc, &w, slot, r.set, hi, changed, ntimes);
+	mzcoord_history_writer_end(&w);
+	ExecDropSingleTupleTableSlot(slot);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(stepcxt);
+	return end;
 }
 
 /* ----------------------------------------------------------------

@@ -2,3 +2,21 @@
 --
 -- New in catalog 0.5.  Support for refreshing a materialized view over
 -- many changed times at once (src/compute/).
+
+-- The updates of a collection over an interval of times, unconsolidated,
+-- with their times and diffs (src/storage/changes.c): the refresh of a
+-- continual view reads each input's updates for all the times of a step
+-- at once through it.  It runs the view's query as the view's owner with
+-- relations replaced by calls of it (with a column definition list: the
+-- relation's columns, then ts bigint and diff bigint), so it is executable
+-- by everyone and checks, holds and waits as read_at does.
+CREATE FUNCTION mzcoord._history_rows(rel anyelement, lo bigint, hi bigint)
+RETURNS SETOF record
+LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'mzcoord_history_rows';
+
+COMMENT ON FUNCTION mzcoord._history_rows(anyelement, bigint, bigint) IS
+'Internal: the updates of a table, source or materialized view with lo <= ts < hi as its history holds them (columns, then ts and diff)';
+
+REVOKE ALL ON FUNCTION mzcoord._history_rows(anyelement, bigint, bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION mzcoord._history_rows(anyelement, bigint, bigint) TO PUBLIC;
