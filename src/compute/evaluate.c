@@ -356,26 +356,27 @@ mzcoord_evaluate_reads(Query *query, const char *text,
 	UnregisterSnapshot(snapshot);
 }
 
-/* mzcoord._history_rows(anyelement, bigint, bigint) */
+/* mzcoord._history_rows(anyelement, bigint, bigint, boolean) */
 static Oid
 history_rows_function(void)
 {
-	Oid			argtypes[3] = {ANYELEMENTOID, INT8OID, INT8OID};
+	Oid			argtypes[4] = {ANYELEMENTOID, INT8OID, INT8OID, BOOLOID};
 
 	return LookupFuncName(list_make2(makeString("mzcoord"),
 									 makeString("_history_rows")),
-						  3, argtypes, false);
+						  4, argtypes, false);
 }
 
 /*
  * Turn relation entry rte into a function scan of
- * mzcoord._history_rows(NULL::rel, lo, hi): the relation's updates with
- * lo <= ts < hi, unconsolidated.  Its columns keep their numbers (dropped
+ * mzcoord._history_rows(NULL::rel, lo, hi, base): the relation's updates
+ * with lo <= ts < hi, unconsolidated, after its contents at lo - 1 (at
+ * time lo - 1) with base.  Its columns keep their numbers (dropped
  * ones are null integers), then come ts (natts + 1) and diff (natts + 2).
  * Returns the relation's number of attributes.
  */
 int
-mzcoord_read_history_rows(RangeTblEntry *rte, int64 lo, int64 hi)
+mzcoord_read_history_rows(RangeTblEntry *rte, int64 lo, int64 hi, bool base)
 {
 	Oid			reltype = get_rel_type_id(rte->relid);
 	Relation	rel = table_open(rte->relid, NoLock);
@@ -409,11 +410,12 @@ mzcoord_read_history_rows(RangeTblEntry *rte, int64 lo, int64 hi)
 	rtf->funccolnames = names;
 	rtf->funccolcount = natts + 2;
 	fe = makeFuncExpr(history_rows_function(), RECORDOID,
-					  list_make3(makeNullConst(reltype, -1, InvalidOid),
+					  list_make4(makeNullConst(reltype, -1, InvalidOid),
 								 makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
 										   Int64GetDatum(lo), false, FLOAT8PASSBYVAL),
 								 makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
-										   Int64GetDatum(hi), false, FLOAT8PASSBYVAL)),
+										   Int64GetDatum(hi), false, FLOAT8PASSBYVAL),
+								 makeBoolConst(base, false)),
 					  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 	fe->funcretset = true;
 	rtf->funcexpr = (Node *) fe;

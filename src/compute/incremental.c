@@ -392,6 +392,24 @@ mzcoord_incremental_prepare(const char *definition, TupleDesc desc)
 }
 
 /*
+ * The number of relation entries of the query: a join's step reads its
+ * other entries' contents at the start of the interval, and pairs each
+ * update with the other entries' updates before it, so the caller keeps
+ * its intervals short (refresh.c).
+ */
+int
+mzcoord_incremental_relations(const MzcIncremental *inc)
+{
+	ListCell   *lc;
+	int			n = 0;
+
+	foreach(lc, inc->query->rtable)
+		if (lfirst_node(RangeTblEntry, lc)->rtekind == RTE_RELATION)
+			n++;
+	return n;
+}
+
+/*
  * Whether steps need the view's contents (prev of mzcoord_incremental_step):
  * a grouped view finds the old row of each group there.
  */
@@ -954,7 +972,8 @@ mzcoord_incremental_step(MzcIncremental *inc, const MzcHistory *h,
  * taken apart, below) over
  *	- entry i: its updates with lo <= ts < hi, each with its time ts_i and
  *	  diff (mzcoord._history_rows), and
- *	- every other entry j: its whole history below hi, each update with
+ *	- every other entry j: its contents at lo - 1 (at time lo - 1, each
+ *	  row with its count as diff), then its updates in [lo, hi), each with
  *	  its time and diff, restricted to ts_j <= ts_i for j < i (its
  *	  contents at ts_i) and ts_j < ts_i for j > i (at ts_i - 1),
  * each result row carrying ts_i and the product of the diffs, its
@@ -1152,7 +1171,7 @@ interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi)
 		RangeTblEntry *rte = rt_fetch(j + 1, q->rtable);
 
 		if (rte->rtekind == RTE_RELATION)
-			natts[j] = mzcoord_read_history_rows(rte, j == i ? lo : 0, hi);
+			natts[j] = mzcoord_read_history_rows(rte, lo, hi, j != i);
 	}
 	for (int j = 0; j < nrtes; j++)
 	{

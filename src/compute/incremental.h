@@ -24,6 +24,7 @@ typedef struct MzcIncremental MzcIncremental;
 
 extern MzcIncremental *mzcoord_incremental_prepare(const char *definition,
 												   TupleDesc desc);
+extern int	mzcoord_incremental_relations(const MzcIncremental *inc);
 extern bool mzcoord_incremental_needs_contents(const MzcIncremental *inc);
 extern bool mzcoord_incremental_step(MzcIncremental *inc,
 									 const MzcHistory *h, MzcRowSet *prev,

@@ -72,6 +72,7 @@
 #include "utils/resowner.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "changes.h"
 #include "controller.h"
@@ -98,9 +99,19 @@
 
 /*
  * An incremental step covers the times of at most about this many updates
- * of each input (whole times): the next step continues from there.
+ * of each input (whole times): the next step continues from there.  A
+ * join covers them in intervals of at most MZC_REFRESH_JOIN_UPDATES each:
+ * each interval reads the other inputs' contents at its start, and pairs
+ * each update with the other inputs' updates before it in the interval.
  */
 #define MZC_REFRESH_MAX_UPDATES 200000
+#define MZC_REFRESH_JOIN_UPDATES 2000
+
+/*
+ * A step starts no further interval after this long, so that one busy
+ * view leaves time to the others (the next step goes on from there).
+ */
+#define MZC_REFRESH_STEP_MS 500
 
 /* What the catalog says of a materialized view (read after it is locked). */
 typedef struct ViewRow
@@ -772,12 +783,12 @@ inputs_in_error(const ViewRow *v, int64 from, int64 upto)
 }
 
 /*
- * The end of the interval an incremental step covers from `from`: m, or
- * earlier where an input has more than MZC_REFRESH_MAX_UPDATES updates
- * since from (whole times; always after from).
+ * The end of an interval of an incremental step from `from`: m, or
+ * earlier where an input has more than max_updates updates since from
+ * (whole times; always after from).
  */
 static int64
-interval_end(const ViewRow *v, int64 from, int64 m)
+interval_end(const ViewRow *v, int64 from, int64 m, int64 max_updates)
 {
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	int64		end = m;
@@ -792,7 +803,7 @@ interval_end(const ViewRow *v, int64 from, int64 m)
 			continue;
 		h = mzcoord_history_copy(h);
 		end = Min(end, mzcoord_history_interval_end(h, snapshot, from, end,
-													MZC_REFRESH_MAX_UPDATES));
+													max_updates));
 	}
 	UnregisterSnapshot(snapshot);
 	return end;
@@ -859,6 +870,58 @@ interval_one(MzcIncremental *inc, Relation rel, const MzcHistory *h,
 }
 
 /*
+ * The incremental intervals of one step of a continual view from its upper
+ * towards m, as many as MZC_REFRESH_MAX_UPDATES and MZC_REFRESH_STEP_MS
+ * allow: returns where they ended (m, or where the budget ran out).  *undecided is set when they
+ * stopped at a time the incremental path cannot decide or at a data error:
+ * the caller evaluates the times from there one by one.
+ */
+static int64
+refresh_intervals(const ViewRow *v, MzcIncremental *inc, Relation rel,
+				  const MzcHistory *h, int64 m, MzcRefreshResult *res,
+				  bool *undecided)
+{
+	int64		chunk = mzcoord_incremental_relations(inc) > 1 ?
+		MZC_REFRESH_JOIN_UPDATES : MZC_REFRESH_MAX_UPDATES;
+	int			chunks = (int) (MZC_REFRESH_MAX_UPDATES / chunk);
+	MzcRowSet  *prev = NULL;
+	int64		from = v->upper;
+	TimestampTz start = GetCurrentTimestamp();
+
+	forget_old_errors(h->gid);
+	if (mzcoord_incremental_needs_contents(inc))
+		prev = relation_contents(rel);
+	for (int c = 0; c < chunks && from < m; c++)
+	{
+		int64		hi;
+		int64		end;
+
+		if (c > 0 && TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
+												MZC_REFRESH_STEP_MS))
+			break;
+		hi = interval_end(v, from, m, chunk);
+
+		/* A data error undoes the interval, not the earlier ones. */
+		if (!interval_one(inc, rel, h, prev, from, hi, &end, res))
+		{
+			*undecided = true;
+			break;
+		}
+		CommandCounterIncrement();
+		from = end;
+		if (end < hi)
+		{
+			*undecided = true;
+			break;
+		}
+	}
+	if (prev != NULL)
+		mzcoord_rowset_destroy(prev);
+	mzcoord_incremental_forget(inc);
+	return from;
+}
+
+/*
  * Refresh a continual view from its upper to m, the inputs' least upper
  * (-1: none), or as far as one step goes; returns the new upper.
  *
@@ -884,32 +947,19 @@ refresh_continual(const ViewRow *v, Relation rel, const MzcHistory *h,
 	int64		new_upper;
 	int			n;
 	MzcViewError err;
+	bool		undecided = false;
 
 	if (inc != NULL && !first && m >= 0 &&
 		!mzcoord_view_error_open(h->gid, GetLatestSnapshot(), &err) &&
 		!inputs_in_error(v, from - 1, m - 1))
 	{
-		int64		hi = interval_end(v, from, m);
-		MzcRowSet  *prev = NULL;
-		int64		end;
-
-		forget_old_errors(h->gid);
-		if (mzcoord_incremental_needs_contents(inc))
-			prev = relation_contents(rel);
-		if (interval_one(inc, rel, h, prev, from, hi, &end, res))
-		{
-			if (prev != NULL)
-				mzcoord_rowset_destroy(prev);
-			mzcoord_incremental_forget(inc);
-			if (end >= hi)
-				return hi;
-			from = end;
-			fresh = false;
-			CommandCounterIncrement();
-		}
-		else if (prev != NULL)
-			mzcoord_rowset_destroy(prev);
-		mzcoord_incremental_forget(inc);
+		from = refresh_intervals(v, inc, rel, h, m, res, &undecided);
+		if (from >= m)
+			return m;
+		/* Out of budget: the next step goes on from here. */
+		if (!undecided && from > v->upper)
+			return from;
+		fresh = (from == v->upper);
 	}
 
 	n = continual_times(v, from, m, first, times, &new_upper);

@@ -113,7 +113,11 @@ SELECT i.id AS item_id,
        m.error_at,
        e.from_ts AS in_error_since,
        e.message AS data_error,
-       e.sqlstate AS data_error_code
+       e.sqlstate AS data_error_code,
+       (SELECT count(*) FROM mzcoord.view_errors s
+         WHERE s.item_id = i.id AND s.sqlstate = '55MZ1') AS unevaluated_ranges,
+       (SELECT max(s.upto_ts) FROM mzcoord.view_errors s
+         WHERE s.item_id = i.id AND s.sqlstate = '55MZ1') AS unevaluated_before
   FROM mzcoord.items i
   LEFT JOIN mzcoord.frontiers f ON f.global_id = i.id
   LEFT JOIN mzcoord.maintenance m ON m.item_id = i.id
@@ -121,7 +125,7 @@ SELECT i.id AS item_id,
  WHERE i.kind IN ('materialized_view', 'index', 'sink');
 
 COMMENT ON VIEW mzcoord.maintenance_status IS
-'Every materialized view, index and sink: its upper, the least upper of its inputs (what it can reach), its steps, its last failed step (error) and the data error it is in, if any (in_error_since)';
+'Every materialized view, index and sink: its upper, the least upper of its inputs (what it can reach), its steps, its last failed step (error), the data error it is in, if any (in_error_since), and the ranges of times above its since it did not evaluate (unevaluated_ranges, the last ending at unevaluated_before): a recomputed view under load evaluates only the last time of a step';
 
 REVOKE ALL ON TABLE mzcoord.maintenance_status FROM PUBLIC;
 GRANT SELECT ON TABLE mzcoord.maintenance_status TO PUBLIC;

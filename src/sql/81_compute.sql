@@ -8,15 +8,16 @@
 -- continual view reads each input's updates for all the times of a step
 -- at once through it.  It runs the view's query as the view's owner with
 -- relations replaced by calls of it (with a column definition list: the
--- relation's columns, then ts bigint and diff bigint), so it is executable
+-- relation's columns, then ts bigint and diff bigint; with base, the
+-- contents at lo - 1 come first, at lo - 1), so it is executable
 -- by everyone and checks, holds and waits as read_at does.
-CREATE FUNCTION mzcoord._history_rows(rel anyelement, lo bigint, hi bigint)
+CREATE FUNCTION mzcoord._history_rows(rel anyelement, lo bigint, hi bigint, base boolean)
 RETURNS SETOF record
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'mzcoord_history_rows';
 
-COMMENT ON FUNCTION mzcoord._history_rows(anyelement, bigint, bigint) IS
-'Internal: the updates of a table, source or materialized view with lo <= ts < hi as its history holds them (columns, then ts and diff)';
+COMMENT ON FUNCTION mzcoord._history_rows(anyelement, bigint, bigint, boolean) IS
+'Internal: the updates of a table, source or materialized view with lo <= ts < hi as its history holds them (columns, then ts and diff), after its contents at lo - 1 with base';
 
-REVOKE ALL ON FUNCTION mzcoord._history_rows(anyelement, bigint, bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION mzcoord._history_rows(anyelement, bigint, bigint) TO PUBLIC;
+REVOKE ALL ON FUNCTION mzcoord._history_rows(anyelement, bigint, bigint, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION mzcoord._history_rows(anyelement, bigint, bigint, boolean) TO PUBLIC;

@@ -352,6 +352,56 @@ mzcoord_history_interval_end(const MzcHistory *h, Snapshot snapshot,
 	return end;
 }
 
+/* Where the contents at lo - 1 go: the tuple store, with ts lo - 1. */
+typedef struct BaseState
+{
+	Tuplestorestate *store;
+	TupleDesc	desc;
+	int			natts;			/* the relation's */
+	int64		ts;
+	Datum	   *values;
+	bool	   *isnull;
+} BaseState;
+
+static void
+base_emit(void *arg, TupleTableSlot *row, int64 count)
+{
+	BaseState  *st = arg;
+
+	slot_getallattrs(row);
+	memcpy(st->values, row->tts_values, sizeof(Datum) * st->natts);
+	memcpy(st->isnull, row->tts_isnull, sizeof(bool) * st->natts);
+	st->values[st->natts] = Int64GetDatum(st->ts);
+	st->values[st->natts + 1] = Int64GetDatum(count);
+	st->isnull[st->natts] = st->isnull[st->natts + 1] = false;
+	tuplestore_putvalues(st->store, st->desc, st->values, st->isnull);
+}
+
+/* Put h's contents at lo - 1 into store: row, lo - 1, its count. */
+static void
+emit_base(const MzcHistory *h, TupleDesc reldesc, Snapshot snapshot,
+		  int64 lo, Tuplestorestate *store, TupleDesc desc)
+{
+	BaseState	st;
+	int64		negative;
+
+	st.store = store;
+	st.desc = desc;
+	st.natts = reldesc->natts;
+	st.ts = lo - 1;
+	st.values = palloc(sizeof(Datum) * desc->natts);
+	st.isnull = palloc0(sizeof(bool) * desc->natts);
+	mzcoord_history_contents(h, reldesc, snapshot, lo - 1, base_emit, &st,
+							 &negative);
+	if (negative != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the history of collection " MZC_GID_FMT " retracts rows it does not have",
+						h->gid)));
+	pfree(st.values);
+	pfree(st.isnull);
+}
+
 /* Put h's updates with lo <= ts < hi into store: row, ts, diff. */
 static void
 emit_history_rows(const MzcHistory *h, TupleDesc reldesc, Snapshot snapshot,
@@ -396,17 +446,18 @@ emit_history_rows(const MzcHistory *h, TupleDesc reldesc, Snapshot snapshot,
 }
 
 /*
- * mzcoord._history_rows(rel anyelement, lo bigint, hi bigint)
+ * mzcoord._history_rows(rel anyelement, lo bigint, hi bigint, base boolean)
  *		RETURNS SETOF record
  *
  * The updates of a table, source or materialized view with lo <= ts < hi
  * as its history holds them, unconsolidated: the relation's columns
  * (dropped ones null), then ts and diff, described by the caller's column
- * definition list.  Updates compacted from below the since are at the
- * since.  The refresh of a continual view reads its inputs' updates for a
- * whole interval of times with it (incremental.c).  Checks, holds and
- * waits as read_at does at hi - 1; a view in error at lo (or, for lo 0,
- * at hi - 1) raises its error.
+ * definition list; with base, first its contents at lo - 1, each row once
+ * with its count as diff and lo - 1 as ts.  The refresh of a continual
+ * view reads its inputs' updates for an interval of times with it
+ * (incremental.c).  Checks, holds and waits as read_at does at lo - 1 (or
+ * lo, without base) and hi - 1; a view in error in that range raises its
+ * error.
  */
 Datum
 mzcoord_history_rows(PG_FUNCTION_ARGS)
@@ -415,24 +466,27 @@ mzcoord_history_rows(PG_FUNCTION_ARGS)
 	Oid			relid = mzcoord_rowtype_relation(fcinfo, 0, "_history_rows");
 	int64		lo = mzcoord_timestamp_arg(fcinfo, 1, "lo");
 	int64		hi = mzcoord_timestamp_arg(fcinfo, 2, "hi");
+	bool		base = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
+	int64		first;
 	Relation	rel;
 	MzcHistory *h;
 	Snapshot	snapshot;
 	bool		leased;
 
-	if (hi <= lo)
+	if (hi <= lo || (base && lo == 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lo (" INT64_FORMAT ") must be less than hi (" INT64_FORMAT ")",
+				 errmsg("lo (" INT64_FORMAT ") must be less than hi (" INT64_FORMAT ") and, with base, positive",
 						lo, hi)));
+	first = base ? lo - 1 : lo;
 	mzcoord_extension_guard();
 	rel = table_open(relid, AccessShareLock);
 	check_readable(rel);
 	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
 
 	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
-	mzcoord_ctl_check_reachable(relid, hi - 1);
-	leased = mzcoord_ctl_hold_for_read(relid, hi - 1);
+	mzcoord_ctl_check_reachable(relid, first);
+	leased = mzcoord_ctl_hold_for_read(relid, first);
 	mzcoord_ctl_wait_complete(relid, hi - 1);
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
@@ -445,9 +499,11 @@ mzcoord_history_rows(PG_FUNCTION_ARGS)
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	snapshot->curcid = FirstCommandId;
 	if (leased)
-		mzcoord_ctl_check_read(relid, hi - 1);
-	mzcoord_view_error_check(rel, h->gid, snapshot, lo > 0 ? lo : hi - 1,
-							 hi - 1);
+		mzcoord_ctl_check_read(relid, first);
+	mzcoord_view_error_check(rel, h->gid, snapshot, first, hi - 1);
+	if (base)
+		emit_base(h, RelationGetDescr(rel), snapshot, lo, rsinfo->setResult,
+				  rsinfo->setDesc);
 	emit_history_rows(h, RelationGetDescr(rel), snapshot, lo, hi,
 					  rsinfo->setResult, rsinfo->setDesc);
 	UnregisterSnapshot(snapshot);
