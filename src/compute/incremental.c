@@ -4,8 +4,10 @@
  *	  Refreshing a continual materialized view at a time t from its inputs'
  *	  updates at t, instead of evaluating its whole query again.
  *
- * A continual view is evaluated at each time t at which one of its inputs
- * changed (refresh.c).  When its query is a filter / projection / inner
+ * A continual view changes at each time t at which one of its inputs
+ * changed (refresh.c).  A refresh step covers an interval of such times at
+ * once (mzcoord_incremental_interval, "Many times at once" below); the
+ * rule per time is this.  When its query is a filter / projection / inner
  * join of relations (SPJ), the query is linear in each relation entry, so
  * with R_i' the contents of entry i at t and R_i those at t - 1:
  *

@@ -16,12 +16,18 @@
  *	2. chooses the times to evaluate:
  *	   - continual (no schedule): the view must equal its query at every
  *	     time in [U, M).  Its contents change only at a time where an input
- *	     changed, so the times are the distinct update times of the inputs'
+ *	     changed.  A view the incremental path covers (incremental.c), past
+ *	     its first time and not in error, refreshes every time of [U, M)
+ *	     at once, in intervals bounded by update volume (refresh_intervals;
+ *	     the new upper is M, or where the step's budget ran out).
+ *	     Otherwise the times are the distinct update times of the inputs'
  *	     histories in [U, M) (and the bounds of an input view's error
  *	     ranges there, where its contents change without an update; and
  *	     U itself on the first refresh, when the view is still empty), at
  *	     most MZC_REFRESH_MAX_TIMES of them per transaction; the new upper
- *	     is M, or the next change time when there were more;
+ *	     is the next change time when there were more, except for a
+ *	     recomputed view, which then evaluates only M - 1 and leaves the
+ *	     times before it unreadable (begin_skipped), its new upper M;
  *	   - scheduled: the one time U, the refresh time its upper waits at;
  *	     the new upper is the next refresh time, or the empty frontier
  *	     after the last one;
