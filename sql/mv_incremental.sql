@@ -30,7 +30,11 @@ INSERT INTO inc.defs VALUES
 -- aggregates without GROUP BY: one row, even of no rows
 ('tot', 'SELECT count(*) AS n, sum(v) AS sv, sum(w) AS sw, count(k) AS nk FROM {t1} t1'),
 -- a view over a view (g, created before it), summing bigints into numeric
-('v',   'SELECT g.n, count(*) AS groups, sum(g.nv) AS snv, count(g.nv) AS cnv FROM {g} g GROUP BY g.n');
+('v',   'SELECT g.n, count(*) AS groups, sum(g.nv) AS snv, count(g.nv) AS cnv FROM {g} g GROUP BY g.n'),
+-- min and max, retractions of the extremes included (incremental over
+-- intervals; recomputed at single times)
+('mm',  'SELECT g, min(v) AS lo, max(k) AS hk, min(w) AS lw, max(w) AS hw FROM {t1} t1 GROUP BY g'),
+('mmt', 'SELECT f, min(name) AS lo, max(name) AS hi FROM {t2} t2 GROUP BY f');
 
 SELECT name, mzcoord.create_materialized_view('inc.' || name,
            replace(replace(replace(query, '{t1}', 'inc.t1'), '{t2}', 'inc.t2'), '{g}', 'inc.g'),
@@ -149,7 +153,8 @@ RESET statement_timeout;
 SELECT (SELECT count(*) FROM inc.f) > 0 AS f, (SELECT count(*) FROM inc.j) > 0 AS j,
        (SELECT count(*) FROM inc.s) > 0 AS s, (SELECT count(*) FROM inc.g) > 0 AS g,
        (SELECT count(*) FROM inc.jg) > 0 AS jg, (SELECT n FROM inc.tot) > 0 AS tot,
-       (SELECT count(*) FROM inc.v) > 0 AS v;
+       (SELECT count(*) FROM inc.v) > 0 AS v, (SELECT count(*) FROM inc.mm) > 0 AS mm,
+       (SELECT count(*) FROM inc.mmt) > 0 AS mmt;
 
 -- Which path ran: the eligible views from the updates, every time of a
 -- step at once (times counts the times at which a view changed), all but

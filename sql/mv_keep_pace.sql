@@ -3,9 +3,10 @@
 -- inputs changed since the view's upper.  Another session locks the views
 -- while 100 single-row transactions commit (the coordinator passes a
 -- locked view by), so the first step after the lock covers all of them:
---   - incremental views (s: GROUP BY with sums, j: a join) from their
---     inputs' updates over the whole interval at once, right at every time;
---   - a recomputed view (r: min/max) evaluates only the last time and the
+--   - incremental views (s: GROUP BY with sums, j: a join, m: min/max) from
+--     their inputs' updates over the whole interval at once, right at every
+--     time;
+--   - a recomputed view (r: avg) evaluates only the last time and the
 --     others become unreadable (55MZ1), in maintenance_status too, and so
 --     do they in a view over it (rr).
 --
@@ -21,7 +22,8 @@ CREATE TABLE kp.defs (name text PRIMARY KEY, query text NOT NULL);
 INSERT INTO kp.defs VALUES
 ('s', 'SELECT g, count(*) AS n, sum(v) AS sv, count(v) AS nv FROM {t} t GROUP BY g'),
 ('j', 'SELECT t.k, t.v * d.f AS x, d.g FROM {t} t JOIN {d} d ON d.g = t.g WHERE t.v IS NOT NULL'),
-('r', 'SELECT g, min(v) AS lo, max(v) AS hi FROM {t} t GROUP BY g'),
+('m', 'SELECT g, min(v) AS lo, max(v) AS hi, max(k) AS hk FROM {t} t GROUP BY g'),
+('r', 'SELECT g, min(v) AS lo, avg(v) AS a FROM {t} t GROUP BY g'),
 ('rr', 'SELECT count(*) AS groups, sum(lo) AS slo FROM {r} r');
 SELECT name, mzcoord.create_materialized_view('kp.' || name,
            replace(replace(replace(query, '{t}', 'kp.t'), '{d}', 'kp.d'), '{r}', 'kp.r'),
@@ -41,7 +43,7 @@ SELECT dblink_connect('locker',
            format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
                   split_part(current_setting('unix_socket_directories'), ',', 1))) AS locker;
 SELECT dblink_exec('locker', 'BEGIN');
-SELECT dblink_exec('locker', 'LOCK TABLE kp.s, kp.j, kp.r, kp.rr IN SHARE MODE');
+SELECT dblink_exec('locker', 'LOCK TABLE kp.s, kp.j, kp.m, kp.r, kp.rr IN SHARE MODE');
 CREATE TABLE kp.times (ts bigint);
 SELECT setseed(0.25);
 DO $$
@@ -123,10 +125,10 @@ SELECT i.name, m.times - b.times AS times, m.incremental_times - b.incremental_t
   JOIN before b ON b.name = i.name
  WHERE i.name = 'r';
 SELECT i.name, m.times - b.times >= 50 AS many_times,
-       m.times = m.incremental_times + (SELECT b2.times - b2.incremental_times FROM before b2 WHERE b2.name = 'j') AS all_incremental
+       m.times - b.times = m.incremental_times - b.incremental_times AS all_incremental
   FROM mzcoord.maintenance m JOIN mzcoord.items i ON i.id = m.item_id
   JOIN before b ON b.name = i.name
- WHERE i.name = 'j';
+ WHERE i.name IN ('j', 'm') ORDER BY i.name;
 
 -- What maintenance_status shows, and the skipped range's error.
 SELECT name, unevaluated_ranges, unevaluated_before IS NOT NULL AS has_end
@@ -162,7 +164,7 @@ SELECT try(format('SELECT * FROM mzcoord._history_rows(NULL::kp.d, %s, %s, false
 
 SELECT * FROM mzcoord.check_consistency();
 SELECT count(mzcoord.drop(('kp.' || name)::regclass)) AS dropped
-  FROM (VALUES ('rr'), ('r'), ('j'), ('s')) v(name);
+  FROM (VALUES ('rr'), ('r'), ('m'), ('j'), ('s')) v(name);
 DROP SCHEMA kp CASCADE;
 DROP EXTENSION dblink;
 SELECT * FROM mzcoord.check_consistency();

@@ -90,6 +90,7 @@
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/typcache.h"
+#include "utils/datum.h"
 
 #include "acquire.h"
 #include "controller.h"
@@ -115,7 +116,9 @@ typedef enum IncKind
 	INC_COUNT_STAR,				/* count(*) */
 	INC_COUNT,					/* count(x) */
 	INC_SUM_INT8,				/* sum(int2), sum(int4): bigint */
-	INC_SUM_NUMERIC				/* sum(int8): numeric */
+	INC_SUM_NUMERIC,			/* sum(int8): numeric */
+	INC_MIN,					/* min(x), one relation entry only */
+	INC_MAX						/* max(x), likewise */
 } IncKind;
 
 typedef struct IncColumn
@@ -123,6 +126,10 @@ typedef struct IncColumn
 	IncKind		kind;
 	Expr	   *arg;			/* count(x), sum(x): x */
 	Oid			argtype;		/* its type */
+	FmgrInfo	cmp;			/* min, max: its btree comparison */
+	Oid			coll;			/* min, max: the collation it runs with */
+	bool		byval;			/* min, max: how its values are copied */
+	int16		typlen;
 	int			nn_col;			/* sums: a column of the view with count(x), or -1 */
 	int			nn_extra;		/* sums: the delta query's column with count(x) */
 } IncColumn;
@@ -134,6 +141,7 @@ struct MzcIncremental
 	char	   *text;			/* the definition */
 	TupleDesc	desc;			/* the view's relation's */
 	bool		grouped;		/* has aggregates */
+	bool		extremes;		/* has min or max (see "Many times at once") */
 	IncColumn  *cols;			/* grouped: per column of the view */
 	int			star_extra;		/* grouped: the delta query's count(*) column */
 	int			star_col;		/* a column of the view with count(*), or -1 */
@@ -153,7 +161,16 @@ typedef struct IncGroup
 	int64	   *nn;				/* per column: non-null arguments gained */
 	int64	   *isum;			/* per INC_SUM_INT8 column */
 	Datum	   *nsum;			/* per INC_SUM_NUMERIC column */
+	List	   *ext;			/* INC_MIN, INC_MAX: ExtChange of each row */
 } IncGroup;
+
+/* A change of a min or max argument in a group. */
+typedef struct ExtChange
+{
+	int			col;
+	Datum		val;
+	int64		mult;
+} ExtChange;
 
 /* ----------------------------------------------------------------
  * Which queries go incremental
@@ -235,6 +252,27 @@ key_ok(TargetEntry *tle, List *groupClause)
 	return sgc->eqop == lookup_type_cache(type, TYPECACHE_EQ_OPR)->eq_opr;
 }
 
+/*
+ * A min or max: of a type whose values compare equal only when their bytes
+ * are (see key_ok), so the extreme is one value, which the btree
+ * comparison of the type finds.
+ */
+static bool
+extreme_ok(Aggref *a, IncColumn *col)
+{
+	TypeCacheEntry *tc = lookup_type_cache(col->argtype,
+										   TYPECACHE_CMP_PROC_FINFO);
+
+	if (a->aggtype != col->argtype || !OidIsValid(tc->cmp_proc_finfo.fn_oid))
+		return false;
+	col->coll = a->inputcollid;
+	if (OidIsValid(col->coll) && !get_collation_isdeterministic(col->coll))
+		return false;
+	fmgr_info_copy(&col->cmp, &tc->cmp_proc_finfo, CurrentMemoryContext);
+	get_typlenbyval(col->argtype, &col->typlen, &col->byval);
+	return true;
+}
+
 /* Classify an aggregate target column; false if it is not a sum. */
 static bool
 aggregate_ok(Aggref *a, IncColumn *col)
@@ -258,6 +296,24 @@ aggregate_ok(Aggref *a, IncColumn *col)
 		case F_SUM_INT8:
 			col->kind = INC_SUM_NUMERIC;
 			break;
+		case F_MIN_INT2:
+		case F_MIN_INT4:
+		case F_MIN_INT8:
+		case F_MIN_DATE:
+		case F_MIN_TIMESTAMP:
+		case F_MIN_TIMESTAMPTZ:
+		case F_MIN_TEXT:
+			col->kind = INC_MIN;
+			break;
+		case F_MAX_INT2:
+		case F_MAX_INT4:
+		case F_MAX_INT8:
+		case F_MAX_DATE:
+		case F_MAX_TIMESTAMP:
+		case F_MAX_TIMESTAMPTZ:
+		case F_MAX_TEXT:
+			col->kind = INC_MAX;
+			break;
 		default:
 			return false;
 	}
@@ -265,6 +321,8 @@ aggregate_ok(Aggref *a, IncColumn *col)
 		return false;
 	col->arg = linitial_node(TargetEntry, a->args)->expr;
 	col->argtype = exprType((Node *) col->arg);
+	if (col->kind == INC_MIN || col->kind == INC_MAX)
+		return extreme_ok(a, col);
 	return true;
 }
 
@@ -318,6 +376,8 @@ prepare_grouped(MzcIncremental *inc, Query *q)
 				return false;
 			if (col->kind == INC_COUNT_STAR)
 				inc->star_col = c;
+			if (col->kind == INC_MIN || col->kind == INC_MAX)
+				inc->extremes = true;
 		}
 		else if (key_ok(tle, q->groupClause))
 		{
@@ -329,6 +389,8 @@ prepare_grouped(MzcIncremental *inc, Query *q)
 		c++;
 	}
 
+	if (inc->extremes && mzcoord_incremental_relations(inc) != 1)
+		return false;
 	q->targetList = lappend(q->targetList, count_entry(NULL, ++resno));
 	inc->star_extra = resno - 1;
 	for (c = 0; c < ncols; c++)
@@ -482,6 +544,8 @@ typedef struct DeltaReceiver
 	MemoryContext cxt;
 	Datum	   *keyvals;
 	bool	   *keynulls;
+	int64		lo;				/* interval steps: its start */
+	MzcRowSet  *base;			/* with extremes: group key -> ExtState */
 } DeltaReceiver;
 
 static void
@@ -747,6 +811,7 @@ typedef struct IncChange
 	bool		exists;			/* it has a row afterwards */
 	Datum	   *values;
 	bool	   *isnull;
+	struct ExtState *ext_state; /* with extremes: the group's values */
 } IncChange;
 
 /* count(x) of column c's argument before: -1 if unknown (only > 0). */
@@ -783,6 +848,10 @@ combine_column(const MzcIncremental *inc, const IncGroup *g,
 		case INC_COUNT:
 			v[c] = Int64GetDatum(add_int64(on ? 0 : DatumGetInt64(ov), 1, g->nn[c]));
 			return true;
+		case INC_MIN:
+		case INC_MAX:
+			n[c] = true;		/* set by the caller, from the group's values */
+			return true;
 		default:
 			break;
 	}
@@ -812,7 +881,7 @@ combine_column(const MzcIncremental *inc, const IncGroup *g,
  */
 static bool
 combine_group(MzcIncremental *inc, Datum *keyvals, bool *keynulls,
-			  IncGroup *g, IncChange *ch)
+			  IncGroup *g, int64 known_rows, IncChange *ch)
 {
 	int			natts = inc->desc->natts;
 	MzcRowEntry *old;
@@ -823,6 +892,8 @@ combine_group(MzcIncremental *inc, Datum *keyvals, bool *keynulls,
 	old = ch->old = (MzcRowEntry *) ch->slot->extra;
 	if (inc->nkeys == 0)
 		ch->exists = true;		/* one row, even of no rows */
+	else if (known_rows >= 0)
+		ch->exists = known_rows > 0;
 	else if (old == NULL)
 	{
 		if (g->cnt < 0)
@@ -916,7 +987,7 @@ grouped_step(MzcIncremental *inc, const MzcHistory *h, MzcRowSet *prev,
 	for (MzcRowEntry *e = r.set->first; e != NULL; e = e->link)
 	{
 		if (!combine_group(inc, e->values, e->isnull, (IncGroup *) e->extra,
-						   &changes[n++]))
+						   -1, &changes[n++]))
 		{
 			mzcoord_rowset_destroy(r.set);
 			return false;
@@ -955,7 +1026,10 @@ mzcoord_incremental_step(MzcIncremental *inc, const MzcHistory *h,
 	MemoryContext old = MemoryContextSwitchTo(stepcxt);
 	bool		done;
 
-	if (inc->grouped)
+	/* A min or max needs its group's values: only intervals have them. */
+	if (inc->extremes)
+		done = false;
+	else if (inc->grouped)
 		done = grouped_step(inc, h, prev, t, changed);
 	else
 		done = spj_step(inc, h, prev, t, changed);
@@ -1096,6 +1170,179 @@ accumulate_row(const MzcIncremental *inc, IncGroup *g, Datum *v, bool *n,
 	}
 }
 
+/*
+ * Groups of a view with min or max: each group's rows and, per min or max
+ * column, the values of its argument with their counts, sorted by the
+ * type's comparison.  Built from the contents before the interval (the
+ * query's rows over them, read with base) and changed time after time, so
+ * a retraction of a group's extreme finds the next one.
+ */
+typedef struct ExtSet
+{
+	int			n;
+	int			cap;
+	Datum	   *vals;
+	int64	   *cnts;
+} ExtSet;
+
+typedef struct ExtState
+{
+	int64		rows;
+	ExtSet	   *sets;			/* per column of the view */
+} ExtState;
+
+/* Add mult to the count of value v in set s (column col). */
+static void
+ext_set_add(const IncColumn *col, ExtSet *s, Datum v, int64 mult)
+{
+	int			lo = 0;
+	int			hi = s->n;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int32		cmp = DatumGetInt32(FunctionCall2Coll((FmgrInfo *) &col->cmp,
+														  col->coll,
+														  s->vals[mid], v));
+
+		if (cmp == 0)
+		{
+			s->cnts[mid] = add_int64(s->cnts[mid], 1, mult);
+			if (s->cnts[mid] < 0)
+				elog(ERROR, "incremental refresh retracts a value a group does not have");
+			if (s->cnts[mid] == 0)
+			{
+				memmove(&s->vals[mid], &s->vals[mid + 1], sizeof(Datum) * (s->n - mid - 1));
+				memmove(&s->cnts[mid], &s->cnts[mid + 1], sizeof(int64) * (s->n - mid - 1));
+				s->n--;
+			}
+			return;
+		}
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (mult < 0)
+		elog(ERROR, "incremental refresh retracts a value a group does not have");
+	if (s->n == s->cap)
+	{
+		s->cap = Max(8, s->cap * 2);
+		s->vals = s->vals == NULL ? palloc(sizeof(Datum) * s->cap) :
+			repalloc(s->vals, sizeof(Datum) * s->cap);
+		s->cnts = s->cnts == NULL ? palloc(sizeof(int64) * s->cap) :
+			repalloc(s->cnts, sizeof(int64) * s->cap);
+	}
+	memmove(&s->vals[lo + 1], &s->vals[lo], sizeof(Datum) * (s->n - lo));
+	memmove(&s->cnts[lo + 1], &s->cnts[lo], sizeof(int64) * (s->n - lo));
+	s->vals[lo] = datumCopy(v, col->byval, col->typlen);
+	s->cnts[lo] = mult;
+	s->n++;
+}
+
+/* The state of the group with key values kv (created empty). */
+static ExtState *
+ext_state(MzcIncremental *inc, MzcRowSet *base, Datum *kv, bool *kn)
+{
+	MzcRowEntry *e = mzcoord_rowset_add(base, kv, kn,
+										mzcoord_row_hash(inc->keydesc, kv, kn),
+										0);
+
+	if (e->extra == NULL)
+	{
+		ExtState   *st = palloc0(sizeof(ExtState));
+
+		st->sets = palloc0(sizeof(ExtSet) * inc->desc->natts);
+		e->extra = st;
+	}
+	return (ExtState *) e->extra;
+}
+
+/* A row of the contents before the interval, mult times, into its group. */
+static void
+ext_add_row(DeltaReceiver *r, Datum *v, bool *n, int64 mult)
+{
+	MzcIncremental *inc = r->inc;
+	MemoryContext old = MemoryContextSwitchTo(r->cxt);
+	ExtState   *st;
+
+	for (int k = 0; k < inc->nkeys; k++)
+	{
+		r->keyvals[k] = v[inc->keycols[k]];
+		r->keynulls[k] = n[inc->keycols[k]];
+	}
+	st = ext_state(inc, r->base, r->keyvals, r->keynulls);
+	st->rows = add_int64(st->rows, 1, mult);
+	for (int c = 0; c < inc->desc->natts; c++)
+	{
+		const IncColumn *col = &inc->cols[c];
+
+		if ((col->kind == INC_MIN || col->kind == INC_MAX) && !n[c])
+			ext_set_add(col, &st->sets[c], v[c], mult);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/* Note the min and max arguments of a changed row, for its time. */
+static void
+ext_note_change(const MzcIncremental *inc, IncGroup *g, Datum *v, bool *n,
+				int64 mult)
+{
+	for (int c = 0; c < inc->desc->natts; c++)
+	{
+		const IncColumn *col = &inc->cols[c];
+		ExtChange  *x;
+
+		if ((col->kind != INC_MIN && col->kind != INC_MAX) || n[c])
+			continue;
+		x = palloc(sizeof(ExtChange));
+		x->col = c;
+		x->val = datumCopy(v[c], col->byval, col->typlen);
+		x->mult = mult;
+		g->ext = lappend(g->ext, x);
+	}
+}
+
+/*
+ * Apply a group's change at one time to its state; returns its rows
+ * afterwards, and sets the min and max columns of its new row.
+ */
+static int64
+ext_apply(MzcIncremental *inc, MzcRowSet *base, Datum *kv, bool *kn,
+		  IncGroup *g, IncChange *ch)
+{
+	ExtState   *st = ext_state(inc, base, kv, kn);
+	ListCell   *lc;
+
+	st->rows = add_int64(st->rows, 1, g->cnt);
+	foreach(lc, g->ext)
+	{
+		ExtChange  *x = lfirst(lc);
+
+		ext_set_add(&inc->cols[x->col], &st->sets[x->col], x->val, x->mult);
+	}
+	ch->ext_state = st;
+	return st->rows;
+}
+
+/* Set the min and max columns of a group's new row from its state. */
+static void
+ext_fill(const MzcIncremental *inc, const IncChange *ch)
+{
+	const ExtState *st = ch->ext_state;
+
+	for (int c = 0; c < inc->desc->natts; c++)
+	{
+		const ExtSet *s = &st->sets[c];
+
+		if (inc->cols[c].kind != INC_MIN && inc->cols[c].kind != INC_MAX)
+			continue;
+		ch->isnull[c] = (s->n == 0);
+		ch->values[c] = s->n == 0 ? (Datum) 0 :
+			s->vals[inc->cols[c].kind == INC_MIN ? 0 : s->n - 1];
+	}
+}
+
 /* A row of the row-by-row query: into its (row, time) or (group, time). */
 static bool
 rows_receive(TupleTableSlot *slot, DestReceiver *self)
@@ -1123,6 +1370,12 @@ rows_receive(TupleTableSlot *slot, DestReceiver *self)
 		r->keyvals[k] = slot->tts_values[inc->keycols[k]];
 		r->keynulls[k] = slot->tts_isnull[inc->keycols[k]];
 	}
+	if (inc->extremes && DatumGetInt64(slot->tts_values[natts]) < r->lo)
+	{
+		/* The contents before the interval, not a change. */
+		ext_add_row(r, slot->tts_values, slot->tts_isnull, mult);
+		return true;
+	}
 	r->keyvals[inc->nkeys] = slot->tts_values[natts];
 	r->keynulls[inc->nkeys] = false;
 	e = mzcoord_rowset_add(r->set, r->keyvals, r->keynulls,
@@ -1142,6 +1395,9 @@ rows_receive(TupleTableSlot *slot, DestReceiver *self)
 	}
 	accumulate_row(inc, (IncGroup *) e->extra, slot->tts_values,
 				   slot->tts_isnull, mult);
+	if (inc->extremes)
+		ext_note_change(inc, (IncGroup *) e->extra, slot->tts_values,
+						slot->tts_isnull, mult);
 	MemoryContextSwitchTo(old);
 	return true;
 }
@@ -1173,7 +1429,8 @@ interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi)
 		RangeTblEntry *rte = rt_fetch(j + 1, q->rtable);
 
 		if (rte->rtekind == RTE_RELATION)
-			natts[j] = mzcoord_read_history_rows(rte, lo, hi, j != i);
+			natts[j] = mzcoord_read_history_rows(rte, lo, hi,
+												 j != i || inc->extremes);
 	}
 	for (int j = 0; j < nrtes; j++)
 	{
@@ -1288,7 +1545,8 @@ spj_interval(MzcIncremental *inc, MzcHistoryWriter *w, TupleTableSlot *slot,
 static int64
 grouped_interval(MzcIncremental *inc, MzcHistoryWriter *w,
 				 TupleTableSlot *slot, MzcRowSet *prev, MzcRowSet *set,
-				 int64 lo, int64 hi, int64 *changed, int *ntimes)
+				 MzcRowSet *base, int64 lo, int64 hi, int64 *changed,
+				 int *ntimes)
 {
 	int			n;
 	MzcRowEntry **arr = entries_by_time(set, inc->nkeys, &n);
@@ -1303,10 +1561,19 @@ grouped_interval(MzcIncremental *inc, MzcHistoryWriter *w,
 		int			first = k;
 
 		for (; k < n && DatumGetInt64(arr[k]->values[inc->nkeys]) == ts; k++)
+		{
+			IncChange  *ch = &changes[k - first];
+			int64		rows = -1;
+
+			if (inc->extremes)
+				rows = ext_apply(inc, base, arr[k]->values, arr[k]->isnull,
+								 (IncGroup *) arr[k]->extra, ch);
 			if (!combine_group(inc, arr[k]->values, arr[k]->isnull,
-							   (IncGroup *) arr[k]->extra,
-							   &changes[k - first]))
+							   (IncGroup *) arr[k]->extra, rows, ch))
 				return ts;
+			if (inc->extremes && ch->exists)
+				ext_fill(inc, ch);
+		}
 		write_groups(inc, w, slot, prev, changes, k - first, ts, changed);
 		(*ntimes)++;
 	}
@@ -1344,12 +1611,15 @@ mzcoord_incremental_interval(MzcIncremental *inc, const MzcHistory *h,
 	r.set = mzcoord_rowset_create(inc->tsdesc, stepcxt);
 	r.keyvals = palloc(sizeof(Datum) * (inc->nkeys + 1));
 	r.keynulls = palloc(sizeof(bool) * (inc->nkeys + 1));
+	r.lo = lo;
+	if (inc->extremes)
+		r.base = mzcoord_rowset_create(inc->keydesc, stepcxt);
 	run_interval_terms(inc, lo, hi, &r);
 
 	mzcoord_history_writer_begin(&w, h, r.set->nentries > 1000);
 	if (inc->grouped)
-		end = grouped_interval(inc, &w, slot, prev, r.set, lo, hi, changed,
-							   ntimes);
+		end = grouped_interval(inc, &w, slot, prev, r.set, r.base, lo, hi,
+							   changed, ntimes);
 	else
 		end = spj_interval(inc, &w, slot, r.set, hi, changed, ntimes);
 	mzcoord_history_writer_end(&w);
