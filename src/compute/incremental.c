@@ -50,7 +50,10 @@
  *	- aggregates: only count(*), count(x), sum(int2/int4/int8), each the
  *	  whole target column, without FILTER, DISTINCT or ORDER BY; sums of
  *	  numeric or float would depend on the order of addition (the scale of
- *	  a numeric sum, rounding of a float one);
+ *	  a numeric sum, rounding of a float one); and min(x), max(x) of
+ *	  integers, date, timestamps and text (deterministic collation) in a
+ *	  query of one relation entry, only over intervals ("Many times at
+ *	  once": the group's values are kept there);
  *	- every GROUP BY key is a target column, of a type whose default
  *	  equality is identity of the bytes (integers, bool, text and varchar
  *	  under a deterministic collation, date, timestamps, uuid, oid, bytea):
