@@ -897,7 +897,7 @@ PGB
 	for view in b15_inc b15_rec; do
 		for stat in 0.5 0.99; do
 			record B15 "$view lag p$([ "$stat" = 0.5 ] && echo 50 || echo 99)" mzcoord ms 1 "$(sql -c "
-				SELECT percentile_cont($stat) WITHIN GROUP (ORDER BY lag_ms)
+				SELECT round(percentile_cont($stat) WITHIN GROUP (ORDER BY lag_ms)::numeric)
 				  FROM b15_lag WHERE view = '$view'")"
 		done
 		record B15 "$view lag mean first third" mzcoord ms 1 "$(sql -c "
@@ -913,7 +913,7 @@ PGB
 		>"$RESULTS_DIR/b15_lag.csv"
 	# Right at the end (a benchmark of a wrong answer is none), once caught up.
 	local ts
-	ts=$(sql -c "INSERT INTO b15 VALUES (0, 0, 0); SELECT mzcoord.last_commit_ts()" | tail -1)
+	ts=$(sql -c "INSERT INTO b15 VALUES (0, 0, 0)" -c "SELECT mzcoord.last_commit_ts()" | tail -1)
 	echo "       views equal their queries: $(sql -c "
 		SELECT (SELECT count(*) FROM ((SELECT * FROM mzcoord.read_at(NULL::b15_inc, $ts)
 		          EXCEPT ALL SELECT g, count(*), sum(v), count(v) FROM mzcoord.read_at(NULL::b15, $ts) GROUP BY g)
