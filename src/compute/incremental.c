@@ -1318,11 +1318,22 @@ ext_apply(MzcIncremental *inc, MzcRowSet *base, Datum *kv, bool *kn,
 	ListCell   *lc;
 
 	st->rows = add_int64(st->rows, 1, g->cnt);
-	foreach(lc, g->ext)
-	{
-		ExtChange  *x = lfirst(lc);
 
-		ext_set_add(&inc->cols[x->col], &st->sets[x->col], x->val, x->mult);
+	/*
+	 * Insertions first: transactions that share a commit time may insert a
+	 * row and retract it in either order in the history, but the time as
+	 * a whole never retracts what is not there.
+	 */
+	for (int pass = 0; pass < 2; pass++)
+	{
+		foreach(lc, g->ext)
+		{
+			ExtChange  *x = lfirst(lc);
+
+			if ((pass == 0) == (x->mult > 0))
+				ext_set_add(&inc->cols[x->col], &st->sets[x->col], x->val,
+							x->mult);
+		}
 	}
 	ch->ext_state = st;
 	return st->rows;

@@ -125,7 +125,7 @@ SELECT i.id AS item_id,
  WHERE i.kind IN ('materialized_view', 'index', 'sink');
 
 COMMENT ON VIEW mzcoord.maintenance_status IS
-'Every materialized view, index and sink: its upper, the least upper of its inputs (what it can reach), its steps, its last failed step (error), the data error it is in, if any (in_error_since), and the ranges of times above its since it did not evaluate (unevaluated_ranges, the last ending at unevaluated_before): a recomputed view under load evaluates only the last time of a step';
+'Every materialized view, index and sink: its upper, the least upper of its inputs (what it can reach), its steps, its last failed step (error) and the data error it is in, if any (in_error_since)';
 
 REVOKE ALL ON TABLE mzcoord.maintenance_status FROM PUBLIC;
 GRANT SELECT ON TABLE mzcoord.maintenance_status TO PUBLIC;

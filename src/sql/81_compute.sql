@@ -21,3 +21,9 @@ COMMENT ON FUNCTION mzcoord._history_rows(anyelement, bigint, bigint, boolean) I
 
 REVOKE ALL ON FUNCTION mzcoord._history_rows(anyelement, bigint, bigint, boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION mzcoord._history_rows(anyelement, bigint, bigint, boolean) TO PUBLIC;
+
+-- mzcoord.maintenance_status (60_maintenance.sql) shows the ranges of
+-- times a view did not evaluate (unevaluated_ranges, unevaluated_before):
+-- its comment says so here, where the upgrade sets it too.
+COMMENT ON VIEW mzcoord.maintenance_status IS
+'Every materialized view, index and sink: its upper, the least upper of its inputs (what it can reach), its steps, its last failed step (error), the data error it is in, if any (in_error_since), and the ranges of times above its since it did not evaluate (unevaluated_ranges, the last ending at unevaluated_before): a recomputed view under load evaluates only the last time of a step';
