@@ -881,9 +881,12 @@ PGB
 	chown "$MZ_USER" "$script"
 	runuser -u "$MZ_USER" -- "$PG_BIN/pgbench" -n -h "$SOCK" -p "$PORT" \
 		-c 4 -j 4 -T "$secs" -f "$script" "$DB" >"$BENCH_DIR/b15_pgbench.out" 2>&1 &
-	local pgb=$! i
-	for i in $(seq 1 "$secs"); do
+	local pgb=$! i=0 t0=$SECONDS
+	# Sample while the writers write, each sample at its second of the run.
+	while kill -0 "$pgb" 2>/dev/null; do
 		sleep 1
+		i=$((SECONDS - t0))
+		[ "$i" -le "$secs" ] || break
 		sql -c "INSERT INTO b15_lag
 		        SELECT $i, i.name, t.upper - f.upper
 		          FROM mzcoord.items i JOIN mzcoord.frontiers f ON f.item_id = i.id,
@@ -891,6 +894,7 @@ PGB
 		         WHERE i.name IN ('b15_inc', 'b15_rec') AND ti.name = 'b15'" >/dev/null
 	done
 	wait "$pgb" || true
+	secs=$(sql -c "SELECT max(sec) FROM b15_lag")
 	record B15 "writer tps (4 clients)" mzcoord tps 1 \
 		"$(awk '/^tps = / { print $3; exit }' "$BENCH_DIR/b15_pgbench.out")"
 	local view stat
@@ -919,9 +923,10 @@ PGB
 		          EXCEPT ALL SELECT g, count(*), sum(v), count(v) FROM mzcoord.read_at(NULL::b15, $ts) GROUP BY g)
 		        UNION ALL (SELECT g, count(*), sum(v), count(v) FROM mzcoord.read_at(NULL::b15, $ts) GROUP BY g
 		          EXCEPT ALL SELECT * FROM mzcoord.read_at(NULL::b15_inc, $ts))) x) = 0
-		   AND (SELECT count(*) FROM ((SELECT * FROM b15_rec
-		          EXCEPT ALL SELECT g, min(v), max(v), avg(v) FROM b15 GROUP BY g)
-		        UNION ALL (SELECT g, min(v), max(v), avg(v) FROM b15 GROUP BY g EXCEPT ALL TABLE b15_rec)) x) = 0")"
+		   AND (SELECT count(*) FROM ((SELECT * FROM mzcoord.read_at(NULL::b15_rec, $ts)
+		          EXCEPT ALL SELECT g, min(v), max(v), avg(v) FROM mzcoord.read_at(NULL::b15, $ts) GROUP BY g)
+		        UNION ALL (SELECT g, min(v), max(v), avg(v) FROM mzcoord.read_at(NULL::b15, $ts) GROUP BY g
+		          EXCEPT ALL SELECT * FROM mzcoord.read_at(NULL::b15_rec, $ts))) x) = 0")"
 	echo "       unevaluated ranges of b15_rec: $(sql -c "
 		SELECT unevaluated_ranges FROM mzcoord.maintenance_status WHERE name = 'public.b15_rec'")"
 	sql -c "SELECT mzcoord.drop('b15_inc'), mzcoord.drop('b15_rec'); DROP TABLE b15, b15_lag" >/dev/null
