@@ -938,6 +938,98 @@ SQL
 }
 
 # --------------------------------------------------------------------------
+# B15: lag of continual views while 4 clients write their input
+# --------------------------------------------------------------------------
+# An incremental view (count/sum by group) and a recomputed one (min, max
+# and avg by group: avg is not incremental) over one table that 4 pgbench clients write with single-row
+# transactions (each commit a time of its own) for B15_SECS seconds.  The
+# lag (the table's upper minus the view's, ms) is sampled every second;
+# p50/p99 over the run, and whether it grows (mean of the last third vs
+# the first third).  The series goes to bench/results/b15_lag.csv.
+bench_b15() {
+	local secs=$([ $QUICK = 1 ] && echo 45 || echo 300)
+	say "B15: view lag under 4 writers for ${secs}s"
+	sql >/dev/null <<'SQL'
+CREATE TABLE b15 (k int, g int, v int);
+INSERT INTO b15 SELECT i, i % 100, i % 1000 FROM generate_series(1, 10000) i;
+CREATE INDEX ON b15 (k);
+SELECT mzcoord.create_table('b15');
+SELECT mzcoord.create_materialized_view('b15_inc',
+    'SELECT g, count(*) AS n, sum(v) AS s, count(v) AS nv FROM b15 GROUP BY g');
+SELECT mzcoord.create_materialized_view('b15_rec',
+    'SELECT g, min(v) AS lo, max(v) AS hi, avg(v) AS a FROM b15 GROUP BY g');
+CREATE TABLE b15_lag (sec int, view text, lag_ms bigint);
+VACUUM ANALYZE b15;
+SQL
+	local script=$BENCH_DIR/b15.sql
+	cat >"$script" <<'PGB'
+\set k random(1, 12000)
+\set g random(0, 99)
+\set v random(0, 999)
+\set op random(1, 10)
+\if :op <= 3
+INSERT INTO b15 VALUES (:k, :g, :v);
+\elif :op <= 8
+UPDATE b15 SET v = :v WHERE k = :k;
+\else
+DELETE FROM b15 WHERE k = :k;
+\endif
+PGB
+	chown "$MZ_USER" "$script"
+	runuser -u "$MZ_USER" -- "$PG_BIN/pgbench" -n -h "$SOCK" -p "$PORT" \
+		-c 4 -j 4 -T "$secs" -f "$script" "$DB" >"$BENCH_DIR/b15_pgbench.out" 2>&1 &
+	local pgb=$! i=0 t0=$SECONDS
+	# Sample while the writers write, each sample at its second of the run.
+	while kill -0 "$pgb" 2>/dev/null; do
+		sleep 1
+		i=$((SECONDS - t0))
+		[ "$i" -le "$secs" ] || break
+		sql -c "INSERT INTO b15_lag
+		        SELECT $i, i.name, t.upper - f.upper
+		          FROM mzcoord.items i JOIN mzcoord.frontiers f ON f.item_id = i.id,
+		               mzcoord.frontiers t JOIN mzcoord.items ti ON ti.id = t.item_id
+		         WHERE i.name IN ('b15_inc', 'b15_rec') AND ti.name = 'b15'" >/dev/null
+	done
+	wait "$pgb" || true
+	secs=$(sql -c "SELECT max(sec) FROM b15_lag")
+	record B15 "writer tps (4 clients)" mzcoord tps 1 \
+		"$(awk '/^tps = / { print $3; exit }' "$BENCH_DIR/b15_pgbench.out")"
+	local view stat
+	for view in b15_inc b15_rec; do
+		for stat in 0.5 0.99; do
+			record B15 "$view lag p$([ "$stat" = 0.5 ] && echo 50 || echo 99)" mzcoord ms 1 "$(sql -c "
+				SELECT round(percentile_cont($stat) WITHIN GROUP (ORDER BY lag_ms)::numeric)
+				  FROM b15_lag WHERE view = '$view'")"
+		done
+		record B15 "$view lag mean first third" mzcoord ms 1 "$(sql -c "
+			SELECT round(avg(lag_ms)) FROM b15_lag WHERE view = '$view' AND sec <= $secs / 3")"
+		record B15 "$view lag mean last third" mzcoord ms 1 "$(sql -c "
+			SELECT round(avg(lag_ms)) FROM b15_lag WHERE view = '$view' AND sec > $secs - $secs / 3")"
+	done
+	mkdir -p "$RESULTS_DIR"
+	sql -c "COPY (SELECT sec,
+	                     max(lag_ms) FILTER (WHERE view = 'b15_inc') AS incremental_lag_ms,
+	                     max(lag_ms) FILTER (WHERE view = 'b15_rec') AS recomputed_lag_ms
+	                FROM b15_lag GROUP BY sec ORDER BY sec) TO STDOUT WITH (FORMAT csv, HEADER)" \
+		>"$RESULTS_DIR/b15_lag.csv"
+	# Right at the end (a benchmark of a wrong answer is none), once caught up.
+	local ts
+	ts=$(sql -c "INSERT INTO b15 VALUES (0, 0, 0)" -c "SELECT mzcoord.last_commit_ts()" | tail -1)
+	echo "       views equal their queries: $(sql -c "
+		SELECT (SELECT count(*) FROM ((SELECT * FROM mzcoord.read_at(NULL::b15_inc, $ts)
+		          EXCEPT ALL SELECT g, count(*), sum(v), count(v) FROM mzcoord.read_at(NULL::b15, $ts) GROUP BY g)
+		        UNION ALL (SELECT g, count(*), sum(v), count(v) FROM mzcoord.read_at(NULL::b15, $ts) GROUP BY g
+		          EXCEPT ALL SELECT * FROM mzcoord.read_at(NULL::b15_inc, $ts))) x) = 0
+		   AND (SELECT count(*) FROM ((SELECT * FROM mzcoord.read_at(NULL::b15_rec, $ts)
+		          EXCEPT ALL SELECT g, min(v), max(v), avg(v) FROM mzcoord.read_at(NULL::b15, $ts) GROUP BY g)
+		        UNION ALL (SELECT g, min(v), max(v), avg(v) FROM mzcoord.read_at(NULL::b15, $ts) GROUP BY g
+		          EXCEPT ALL SELECT * FROM mzcoord.read_at(NULL::b15_rec, $ts))) x) = 0")"
+	echo "       unevaluated ranges of b15_rec: $(sql -c "
+		SELECT unevaluated_ranges FROM mzcoord.maintenance_status WHERE name = 'public.b15_rec'")"
+	sql -c "SELECT mzcoord.drop('b15_inc'), mzcoord.drop('b15_rec'); DROP TABLE b15, b15_lag" >/dev/null
+}
+
+# --------------------------------------------------------------------------
 # Report
 # --------------------------------------------------------------------------
 
@@ -1008,6 +1100,7 @@ want B11 && bench_b11
 want B12 && bench_b12
 if want B6 || want B7 || want B8 || want B14; then bench_catalog; fi
 want B13 && bench_b13
+want B15 && bench_b15
 want B16 && bench_b16
 want B10 && bench_b10	# it replaces the cluster with one of its own
 # Only when asked for (--only SCALE): it registers up to 100,000 tables.

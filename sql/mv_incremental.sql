@@ -30,7 +30,11 @@ INSERT INTO inc.defs VALUES
 -- aggregates without GROUP BY: one row, even of no rows
 ('tot', 'SELECT count(*) AS n, sum(v) AS sv, sum(w) AS sw, count(k) AS nk FROM {t1} t1'),
 -- a view over a view (g, created before it), summing bigints into numeric
-('v',   'SELECT g.n, count(*) AS groups, sum(g.nv) AS snv, count(g.nv) AS cnv FROM {g} g GROUP BY g.n');
+('v',   'SELECT g.n, count(*) AS groups, sum(g.nv) AS snv, count(g.nv) AS cnv FROM {g} g GROUP BY g.n'),
+-- min and max, retractions of the extremes included (incremental over
+-- intervals; recomputed at single times)
+('mm',  'SELECT g, min(v) AS lo, max(k) AS hk, min(w) AS lw, max(w) AS hw FROM {t1} t1 GROUP BY g'),
+('mmt', 'SELECT f, min(name) AS lo, max(name) AS hi FROM {t2} t2 GROUP BY f');
 
 SELECT name, mzcoord.create_materialized_view('inc.' || name,
            replace(replace(replace(query, '{t1}', 'inc.t1'), '{t2}', 'inc.t2'), '{g}', 'inc.g'),
@@ -125,8 +129,15 @@ BEGIN
                           '{g}', format('mzcoord.read_at(NULL::inc.g, %s)', t));
         ts := t;
         kind := 'twin';
-        EXECUTE format('SELECT count(*) FROM ((%s EXCEPT ALL %s) UNION ALL (%s EXCEPT ALL %s)) d',
-                       mv, twin, twin, mv) INTO n;
+        -- The twin recomputes: when more times changed in a step than it
+        -- recomputes, it evaluates only the last one and the others are
+        -- unreadable (55MZ1).  The view itself never skips (below).
+        BEGIN
+            EXECUTE format('SELECT count(*) FROM ((%s EXCEPT ALL %s) UNION ALL (%s EXCEPT ALL %s)) d',
+                           mv, twin, twin, mv) INTO n;
+        EXCEPTION WHEN SQLSTATE '55MZ1' THEN
+            n := 0;
+        END;
         IF n > 0 THEN RETURN NEXT; END IF;
         kind := 'query';
         EXECUTE format('SELECT count(*) FROM ((%s EXCEPT ALL %s) UNION ALL (%s EXCEPT ALL %s)) d',
@@ -142,19 +153,21 @@ RESET statement_timeout;
 SELECT (SELECT count(*) FROM inc.f) > 0 AS f, (SELECT count(*) FROM inc.j) > 0 AS j,
        (SELECT count(*) FROM inc.s) > 0 AS s, (SELECT count(*) FROM inc.g) > 0 AS g,
        (SELECT count(*) FROM inc.jg) > 0 AS jg, (SELECT n FROM inc.tot) > 0 AS tot,
-       (SELECT count(*) FROM inc.v) > 0 AS v;
+       (SELECT count(*) FROM inc.v) > 0 AS v, (SELECT count(*) FROM inc.mm) > 0 AS mm,
+       (SELECT count(*) FROM inc.mmt) > 0 AS mmt;
 
--- Which path ran: every view refreshed at each time its inputs changed
--- (the same times for a view and its twin); the eligible ones from the
--- updates, all but their first time when the view shows the counts it
--- needs (f, g, j, s, v), only some times otherwise (a group, or the one row
--- of tot, losing an argument of a sum whose count it does not show is
--- recomputed); the twins never.
-SELECT i.name, m.times > 40 AS many_times,
-       m.times = (SELECT t.times FROM mzcoord.maintenance t JOIN mzcoord.items ti ON ti.id = t.item_id
-                   WHERE ti.schema_name = 'inc' AND ti.name = i.name || '_r') AS same_as_twin,
+-- Which path ran: the eligible views from the updates, every time of a
+-- step at once (times counts the times at which a view changed), all but
+-- their first time when the view shows the counts it needs (f, g, j, s,
+-- v), only some times otherwise (a group, or the one row of tot, losing an
+-- argument of a sum whose count it does not show is recomputed); the
+-- twins never.
+SELECT i.name, m.times > 20 AS many_times,
        m.incremental_times > 0 AS incremental,
-       m.times - m.incremental_times = 1 AS only_first_recomputed
+       -- min and max are incremental over intervals only: the times of
+       -- the first step after the first one, if any, are recomputed
+       CASE WHEN i.name IN ('mm', 'mmt') THEN NULL
+            ELSE m.times - m.incremental_times = 1 END AS only_first_recomputed
   FROM mzcoord.maintenance m JOIN mzcoord.items i ON i.id = m.item_id
  WHERE i.schema_name = 'inc' AND i.name NOT LIKE '%\_r'
  ORDER BY i.name;

@@ -355,3 +355,99 @@ mzcoord_evaluate_reads(Query *query, const char *text,
 	run_query(query, text, snapshot, dest);
 	UnregisterSnapshot(snapshot);
 }
+
+/* mzcoord._history_rows(anyelement, bigint, bigint, boolean) */
+static Oid
+history_rows_function(void)
+{
+	Oid			argtypes[4] = {ANYELEMENTOID, INT8OID, INT8OID, BOOLOID};
+
+	return LookupFuncName(list_make2(makeString("mzcoord"),
+									 makeString("_history_rows")),
+						  4, argtypes, false);
+}
+
+/*
+ * Turn relation entry rte into a function scan of
+ * mzcoord._history_rows(NULL::rel, lo, hi, base): the relation's updates
+ * with lo <= ts < hi, unconsolidated, after its contents at lo - 1 (at
+ * time lo - 1) with base.  Its columns keep their numbers (dropped
+ * ones are null integers), then come ts (natts + 1) and diff (natts + 2).
+ * Returns the relation's number of attributes.
+ */
+int
+mzcoord_read_history_rows(RangeTblEntry *rte, int64 lo, int64 hi, bool base)
+{
+	Oid			reltype = get_rel_type_id(rte->relid);
+	Relation	rel = table_open(rte->relid, NoLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			natts = desc->natts;
+	RangeTblFunction *rtf = makeNode(RangeTblFunction);
+	List	   *names = NIL;
+	FuncExpr   *fe;
+
+	for (int a = 0; a < natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+		bool		dropped = att->attisdropped;
+
+		names = lappend(names, makeString(pstrdup(dropped ? "" : NameStr(att->attname))));
+		rtf->funccoltypes = lappend_oid(rtf->funccoltypes,
+										dropped ? INT4OID : att->atttypid);
+		rtf->funccoltypmods = lappend_int(rtf->funccoltypmods,
+										  dropped ? -1 : att->atttypmod);
+		rtf->funccolcollations = lappend_oid(rtf->funccolcollations,
+											 dropped ? InvalidOid : att->attcollation);
+	}
+	table_close(rel, NoLock);
+	for (int k = 0; k < 2; k++)
+	{
+		names = lappend(names, makeString(pstrdup(k == 0 ? "ts" : "diff")));
+		rtf->funccoltypes = lappend_oid(rtf->funccoltypes, INT8OID);
+		rtf->funccoltypmods = lappend_int(rtf->funccoltypmods, -1);
+		rtf->funccolcollations = lappend_oid(rtf->funccolcollations, InvalidOid);
+	}
+	rtf->funccolnames = names;
+	rtf->funccolcount = natts + 2;
+	fe = makeFuncExpr(history_rows_function(), RECORDOID,
+					  list_make4(makeNullConst(reltype, -1, InvalidOid),
+								 makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+										   Int64GetDatum(lo), false, FLOAT8PASSBYVAL),
+								 makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+										   Int64GetDatum(hi), false, FLOAT8PASSBYVAL),
+								 makeBoolConst(base, false)),
+					  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	fe->funcretset = true;
+	rtf->funcexpr = (Node *) fe;
+
+	rte->rtekind = RTE_FUNCTION;
+	rte->functions = list_make1(rtf);
+	rte->funcordinality = false;
+	rte->eref = makeAlias(rte->eref->aliasname, list_copy(names));
+	rte->inh = false;
+	rte->relid = InvalidOid;
+	rte->relkind = 0;
+	rte->rellockmode = 0;
+	rte->tablesample = NULL;
+	/* The function checks SELECT on the relation itself, as the same user. */
+	rte->requiredPerms = 0;
+	rte->checkAsUser = InvalidOid;
+	rte->selectedCols = NULL;
+	rte->insertedCols = NULL;
+	rte->updatedCols = NULL;
+	rte->extraUpdatedCols = NULL;
+	return natts;
+}
+
+/*
+ * Run query (its relation entries already rewritten; text its definition)
+ * into dest with a fresh snapshot.  The caller runs as the view's owner.
+ */
+void
+mzcoord_evaluate_query(Query *query, const char *text, DestReceiver *dest)
+{
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+
+	run_query(query, text, snapshot, dest);
+	UnregisterSnapshot(snapshot);
+}

@@ -36,5 +36,9 @@ extern void mzcoord_evaluate_reads(Query *query, const char *text,
 								   const MzcEntryRead *reads,
 								   DestReceiver *dest, int *direct,
 								   int *via_history);
+extern int	mzcoord_read_history_rows(RangeTblEntry *rte, int64 lo, int64 hi,
+									  bool base);
+extern void mzcoord_evaluate_query(Query *query, const char *text,
+								   DestReceiver *dest);
 
 #endif							/* MZCOORD_EVALUATE_H */

@@ -4,8 +4,10 @@
  *	  Refreshing a continual materialized view at a time t from its inputs'
  *	  updates at t, instead of evaluating its whole query again.
  *
- * A continual view is evaluated at each time t at which one of its inputs
- * changed (refresh.c).  When its query is a filter / projection / inner
+ * A continual view changes at each time t at which one of its inputs
+ * changed (refresh.c).  A refresh step covers an interval of such times at
+ * once (mzcoord_incremental_interval, "Many times at once" below); the
+ * rule per time is this.  When its query is a filter / projection / inner
  * join of relations (SPJ), the query is linear in each relation entry, so
  * with R_i' the contents of entry i at t and R_i those at t - 1:
  *
@@ -48,7 +50,10 @@
  *	- aggregates: only count(*), count(x), sum(int2/int4/int8), each the
  *	  whole target column, without FILTER, DISTINCT or ORDER BY; sums of
  *	  numeric or float would depend on the order of addition (the scale of
- *	  a numeric sum, rounding of a float one);
+ *	  a numeric sum, rounding of a float one); and min(x), max(x) of
+ *	  integers, date, timestamps and text (deterministic collation) in a
+ *	  query of one relation entry, only over intervals ("Many times at
+ *	  once": the group's values are kept there);
  *	- every GROUP BY key is a target column, of a type whose default
  *	  equality is identity of the bytes (integers, bool, text and varchar
  *	  under a deterministic collation, date, timestamps, uuid, oid, bytea):
@@ -88,6 +93,7 @@
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/typcache.h"
+#include "utils/datum.h"
 
 #include "acquire.h"
 #include "controller.h"
@@ -104,6 +110,8 @@
 
 PG_FUNCTION_INFO_V1(mzcoord_updates_at);
 
+static void prepare_rows_query(MzcIncremental *inc);
+
 /* What a column of a grouped view holds. */
 typedef enum IncKind
 {
@@ -111,13 +119,20 @@ typedef enum IncKind
 	INC_COUNT_STAR,				/* count(*) */
 	INC_COUNT,					/* count(x) */
 	INC_SUM_INT8,				/* sum(int2), sum(int4): bigint */
-	INC_SUM_NUMERIC				/* sum(int8): numeric */
+	INC_SUM_NUMERIC,			/* sum(int8): numeric */
+	INC_MIN,					/* min(x), one relation entry only */
+	INC_MAX						/* max(x), likewise */
 } IncKind;
 
 typedef struct IncColumn
 {
 	IncKind		kind;
 	Expr	   *arg;			/* count(x), sum(x): x */
+	Oid			argtype;		/* its type */
+	FmgrInfo	cmp;			/* min, max: its btree comparison */
+	Oid			coll;			/* min, max: the collation it runs with */
+	bool		byval;			/* min, max: how its values are copied */
+	int16		typlen;
 	int			nn_col;			/* sums: a column of the view with count(x), or -1 */
 	int			nn_extra;		/* sums: the delta query's column with count(x) */
 } IncColumn;
@@ -129,6 +144,7 @@ struct MzcIncremental
 	char	   *text;			/* the definition */
 	TupleDesc	desc;			/* the view's relation's */
 	bool		grouped;		/* has aggregates */
+	bool		extremes;		/* has min or max (see "Many times at once") */
 	IncColumn  *cols;			/* grouped: per column of the view */
 	int			star_extra;		/* grouped: the delta query's count(*) column */
 	int			star_col;		/* a column of the view with count(*), or -1 */
@@ -136,6 +152,9 @@ struct MzcIncremental
 	int		   *keycols;
 	TupleDesc	keydesc;		/* the key columns */
 	MzcRowSet  *index;			/* key -> its row in the contents (extra) */
+	Query	   *rows_query;		/* the query row by row (interval steps) */
+	TupleDesc	tsdesc;			/* SPJ: the view's columns, grouped: the
+								 * key columns; then the time */
 };
 
 /* The change of one group at a time, summed over the delta runs. */
@@ -145,7 +164,16 @@ typedef struct IncGroup
 	int64	   *nn;				/* per column: non-null arguments gained */
 	int64	   *isum;			/* per INC_SUM_INT8 column */
 	Datum	   *nsum;			/* per INC_SUM_NUMERIC column */
+	List	   *ext;			/* INC_MIN, INC_MAX: ExtChange of each row */
 } IncGroup;
+
+/* A change of a min or max argument in a group. */
+typedef struct ExtChange
+{
+	int			col;
+	Datum		val;
+	int64		mult;
+} ExtChange;
 
 /* ----------------------------------------------------------------
  * Which queries go incremental
@@ -227,6 +255,27 @@ key_ok(TargetEntry *tle, List *groupClause)
 	return sgc->eqop == lookup_type_cache(type, TYPECACHE_EQ_OPR)->eq_opr;
 }
 
+/*
+ * A min or max: of a type whose values compare equal only when their bytes
+ * are (see key_ok), so the extreme is one value, which the btree
+ * comparison of the type finds.
+ */
+static bool
+extreme_ok(Aggref *a, IncColumn *col)
+{
+	TypeCacheEntry *tc = lookup_type_cache(col->argtype,
+										   TYPECACHE_CMP_PROC_FINFO);
+
+	if (a->aggtype != col->argtype || !OidIsValid(tc->cmp_proc_finfo.fn_oid))
+		return false;
+	col->coll = a->inputcollid;
+	if (OidIsValid(col->coll) && !get_collation_isdeterministic(col->coll))
+		return false;
+	fmgr_info_copy(&col->cmp, &tc->cmp_proc_finfo, CurrentMemoryContext);
+	get_typlenbyval(col->argtype, &col->typlen, &col->byval);
+	return true;
+}
+
 /* Classify an aggregate target column; false if it is not a sum. */
 static bool
 aggregate_ok(Aggref *a, IncColumn *col)
@@ -250,12 +299,33 @@ aggregate_ok(Aggref *a, IncColumn *col)
 		case F_SUM_INT8:
 			col->kind = INC_SUM_NUMERIC;
 			break;
+		case F_MIN_INT2:
+		case F_MIN_INT4:
+		case F_MIN_INT8:
+		case F_MIN_DATE:
+		case F_MIN_TIMESTAMP:
+		case F_MIN_TIMESTAMPTZ:
+		case F_MIN_TEXT:
+			col->kind = INC_MIN;
+			break;
+		case F_MAX_INT2:
+		case F_MAX_INT4:
+		case F_MAX_INT8:
+		case F_MAX_DATE:
+		case F_MAX_TIMESTAMP:
+		case F_MAX_TIMESTAMPTZ:
+		case F_MAX_TEXT:
+			col->kind = INC_MAX;
+			break;
 		default:
 			return false;
 	}
 	if (list_length(a->args) != 1)
 		return false;
 	col->arg = linitial_node(TargetEntry, a->args)->expr;
+	col->argtype = exprType((Node *) col->arg);
+	if (col->kind == INC_MIN || col->kind == INC_MAX)
+		return extreme_ok(a, col);
 	return true;
 }
 
@@ -309,6 +379,8 @@ prepare_grouped(MzcIncremental *inc, Query *q)
 				return false;
 			if (col->kind == INC_COUNT_STAR)
 				inc->star_col = c;
+			if (col->kind == INC_MIN || col->kind == INC_MAX)
+				inc->extremes = true;
 		}
 		else if (key_ok(tle, q->groupClause))
 		{
@@ -320,6 +392,8 @@ prepare_grouped(MzcIncremental *inc, Query *q)
 		c++;
 	}
 
+	if (inc->extremes && mzcoord_incremental_relations(inc) != 1)
+		return false;
 	q->targetList = lappend(q->targetList, count_entry(NULL, ++resno));
 	inc->star_extra = resno - 1;
 	for (c = 0; c < ncols; c++)
@@ -373,6 +447,8 @@ mzcoord_incremental_prepare(const char *definition, TupleDesc desc)
 		ok = prepare_grouped(inc, q);
 	else if (ok)
 		ok = (q->groupClause == NIL);
+	if (ok)
+		prepare_rows_query(inc);
 	MemoryContextSwitchTo(old);
 	if (!ok)
 	{
@@ -380,6 +456,24 @@ mzcoord_incremental_prepare(const char *definition, TupleDesc desc)
 		return NULL;
 	}
 	return inc;
+}
+
+/*
+ * The number of relation entries of the query: a join's step reads its
+ * other entries' contents at the start of the interval, and pairs each
+ * update with the other entries' updates before it, so the caller keeps
+ * its intervals short (refresh.c).
+ */
+int
+mzcoord_incremental_relations(const MzcIncremental *inc)
+{
+	ListCell   *lc;
+	int			n = 0;
+
+	foreach(lc, inc->query->rtable)
+		if (lfirst_node(RangeTblEntry, lc)->rtekind == RTE_RELATION)
+			n++;
+	return n;
 }
 
 /*
@@ -453,6 +547,8 @@ typedef struct DeltaReceiver
 	MemoryContext cxt;
 	Datum	   *keyvals;
 	bool	   *keynulls;
+	int64		lo;				/* interval steps: its start */
+	MzcRowSet  *base;			/* with extremes: group key -> ExtState */
 } DeltaReceiver;
 
 static void
@@ -718,6 +814,7 @@ typedef struct IncChange
 	bool		exists;			/* it has a row afterwards */
 	Datum	   *values;
 	bool	   *isnull;
+	struct ExtState *ext_state; /* with extremes: the group's values */
 } IncChange;
 
 /* count(x) of column c's argument before: -1 if unknown (only > 0). */
@@ -754,6 +851,10 @@ combine_column(const MzcIncremental *inc, const IncGroup *g,
 		case INC_COUNT:
 			v[c] = Int64GetDatum(add_int64(on ? 0 : DatumGetInt64(ov), 1, g->nn[c]));
 			return true;
+		case INC_MIN:
+		case INC_MAX:
+			n[c] = true;		/* set by the caller, from the group's values */
+			return true;
 		default:
 			break;
 	}
@@ -782,16 +883,20 @@ combine_column(const MzcIncremental *inc, const IncGroup *g,
  * cannot decide it (an old count that the view does not show).
  */
 static bool
-combine_group(MzcIncremental *inc, MzcRowEntry *e, IncChange *ch)
+combine_group(MzcIncremental *inc, Datum *keyvals, bool *keynulls,
+			  IncGroup *g, int64 known_rows, IncChange *ch)
 {
-	IncGroup   *g = (IncGroup *) e->extra;
 	int			natts = inc->desc->natts;
 	MzcRowEntry *old;
 
-	ch->slot = mzcoord_rowset_add(inc->index, e->values, e->isnull, e->hash, 0);
+	ch->slot = mzcoord_rowset_add(inc->index, keyvals, keynulls,
+								  mzcoord_row_hash(inc->keydesc, keyvals,
+												   keynulls), 0);
 	old = ch->old = (MzcRowEntry *) ch->slot->extra;
 	if (inc->nkeys == 0)
 		ch->exists = true;		/* one row, even of no rows */
+	else if (known_rows >= 0)
+		ch->exists = known_rows > 0;
 	else if (old == NULL)
 	{
 		if (g->cnt < 0)
@@ -817,8 +922,8 @@ combine_group(MzcIncremental *inc, MzcRowEntry *e, IncChange *ch)
 	ch->isnull = palloc(sizeof(bool) * natts);
 	for (int k = 0; k < inc->nkeys; k++)
 	{
-		ch->values[inc->keycols[k]] = e->values[k];
-		ch->isnull[inc->keycols[k]] = e->isnull[k];
+		ch->values[inc->keycols[k]] = keyvals[k];
+		ch->isnull[inc->keycols[k]] = keynulls[k];
 	}
 	for (int c = 0; c < natts; c++)
 		if (!combine_column(inc, g, old, c, ch->values, ch->isnull))
@@ -828,13 +933,10 @@ combine_group(MzcIncremental *inc, MzcRowEntry *e, IncChange *ch)
 
 /* Write the changed groups into the history at t and the contents. */
 static void
-write_groups(MzcIncremental *inc, const MzcHistory *h, MzcRowSet *prev,
-			 IncChange *changes, int n, int64 t, int64 *changed)
+write_groups(MzcIncremental *inc, MzcHistoryWriter *w, TupleTableSlot *slot,
+			 MzcRowSet *prev, IncChange *changes, int n, int64 t,
+			 int64 *changed)
 {
-	MzcHistoryWriter w;
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(inc->desc, &TTSOpsVirtual);
-
-	mzcoord_history_writer_begin(&w, h, n > 1000);
 	for (int k = 0; k < n; k++)
 	{
 		IncChange  *ch = &changes[k];
@@ -846,14 +948,14 @@ write_groups(MzcIncremental *inc, const MzcHistory *h, MzcRowSet *prev,
 			continue;
 		if (old != NULL)
 		{
-			write_row(&w, slot, old->values, old->isnull, t, -old->count);
+			write_row(w, slot, old->values, old->isnull, t, -old->count);
 			*changed += old->count;
 			old->count = 0;
 		}
 		ch->slot->extra = NULL;
 		if (ch->exists)
 		{
-			write_row(&w, slot, ch->values, ch->isnull, t, 1);
+			write_row(w, slot, ch->values, ch->isnull, t, 1);
 			*changed += 1;
 			ch->slot->extra =
 				mzcoord_rowset_add(prev, ch->values, ch->isnull,
@@ -861,8 +963,6 @@ write_groups(MzcIncremental *inc, const MzcHistory *h, MzcRowSet *prev,
 													ch->isnull), 1);
 		}
 	}
-	mzcoord_history_writer_end(&w);
-	ExecDropSingleTupleTableSlot(slot);
 }
 
 /* A grouped view: each changed group's old row plus its change. */
@@ -889,13 +989,23 @@ grouped_step(MzcIncremental *inc, const MzcHistory *h, MzcRowSet *prev,
 	changes = palloc0(sizeof(IncChange) * Max(r.set->nentries, 1));
 	for (MzcRowEntry *e = r.set->first; e != NULL; e = e->link)
 	{
-		if (!combine_group(inc, e, &changes[n++]))
+		if (!combine_group(inc, e->values, e->isnull, (IncGroup *) e->extra,
+						   -1, &changes[n++]))
 		{
 			mzcoord_rowset_destroy(r.set);
 			return false;
 		}
 	}
-	write_groups(inc, h, prev, changes, n, t, changed);
+	{
+		MzcHistoryWriter w;
+		TupleTableSlot *slot = MakeSingleTupleTableSlot(inc->desc,
+														&TTSOpsVirtual);
+
+		mzcoord_history_writer_begin(&w, h, n > 1000);
+		write_groups(inc, &w, slot, prev, changes, n, t, changed);
+		mzcoord_history_writer_end(&w);
+		ExecDropSingleTupleTableSlot(slot);
+	}
 	mzcoord_rowset_destroy(r.set);
 	return true;
 }
@@ -919,13 +1029,618 @@ mzcoord_incremental_step(MzcIncremental *inc, const MzcHistory *h,
 	MemoryContext old = MemoryContextSwitchTo(stepcxt);
 	bool		done;
 
-	if (inc->grouped)
+	/* A min or max needs its group's values: only intervals have them. */
+	if (inc->extremes)
+		done = false;
+	else if (inc->grouped)
 		done = grouped_step(inc, h, prev, t, changed);
 	else
 		done = spj_step(inc, h, prev, t, changed);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(stepcxt);
 	return done;
+}
+
+/* ----------------------------------------------------------------
+ * Many times at once
+ *
+ * A step of a continual view covers an interval [lo, hi) of times.  Rather
+ * than running the delta query once per time (each run a plan, and reads
+ * of whole relations as of t - 1), each relation entry i with updates in
+ * the interval contributes one run of the query row by row (aggregates
+ * taken apart, below) over
+ *	- entry i: its updates with lo <= ts < hi, each with its time ts_i and
+ *	  diff (mzcoord._history_rows), and
+ *	- every other entry j: its contents at lo - 1 (at time lo - 1, each
+ *	  row with its count as diff), then its updates in [lo, hi), each with
+ *	  its time and diff, restricted to ts_j <= ts_i for j < i (its
+ *	  contents at ts_i) and ts_j < ts_i for j > i (at ts_i - 1),
+ * each result row carrying ts_i and the product of the diffs, its
+ * multiplicity.  Since the query is linear in each entry, the rows of time
+ * t summed over the runs are the per-time delta of the top of this file,
+ * for every t of the interval at once.  A grouped query runs without its
+ * aggregation, each row giving its group key and the aggregates'
+ * arguments; the changes of each (time, group) are summed here in C, then
+ * applied time after time, in order, to the view's contents.
+ * ----------------------------------------------------------------
+ */
+
+/* The row-by-row query of a grouped view: keys and aggregate arguments. */
+static void
+prepare_rows_query(MzcIncremental *inc)
+{
+	Query	   *q = copyObject(inc->query);
+	int			natts = inc->desc->natts;
+	int			ntime = inc->grouped ? inc->nkeys : natts;
+	List	   *tl = NIL;
+
+	if (inc->grouped)
+	{
+		for (int c = 0; c < natts; c++)
+		{
+			TargetEntry *tle = list_nth_node(TargetEntry, q->targetList, c);
+			IncColumn  *col = &inc->cols[c];
+			Expr	   *e;
+
+			if (col->kind == INC_KEY)
+				e = tle->expr;
+			else if (col->kind == INC_COUNT_STAR)
+				e = (Expr *) makeNullConst(INT8OID, -1, InvalidOid);
+			else
+				e = copyObject(col->arg);
+			tl = lappend(tl, makeTargetEntry(e, c + 1, pstrdup("mzc_col"), false));
+		}
+		q->targetList = tl;
+		q->hasAggs = false;
+		q->groupClause = NIL;
+	}
+	inc->rows_query = q;
+	inc->tsdesc = CreateTemplateTupleDesc(ntime + 1);
+	for (int k = 0; k < ntime; k++)
+		TupleDescCopyEntry(inc->tsdesc, k + 1, inc->desc,
+						   (inc->grouped ? inc->keycols[k] : k) + 1);
+	TupleDescInitEntry(inc->tsdesc, ntime + 1, "mzc_ts", INT8OID, -1, 0);
+}
+
+/* Whether relid has an update with lo <= ts < hi in snapshot. */
+static bool
+has_updates_between(Oid relid, int64 lo, int64 hi, Snapshot snapshot)
+{
+	MzcHistory *h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+	Relation	hrel = table_open(h->histid, AccessShareLock);
+	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
+	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
+	IndexScanDesc scan;
+	ScanKeyData keys[2];
+	bool		found;
+
+	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(lo));
+	ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT,
+				Int64GetDatum(hi));
+	scan = index_beginscan(hrel, idx, snapshot, 2, 0);
+	index_rescan(scan, keys, 2, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, hslot);
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+	ExecDropSingleTupleTableSlot(hslot);
+	table_close(hrel, AccessShareLock);
+	return found;
+}
+
+/* a * b, with PostgreSQL's overflow error. */
+static int64
+mul_int64(int64 a, int64 b)
+{
+	int64		result;
+
+	if (pg_mul_s64_overflow(a, b, &result))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("bigint out of range")));
+	return result;
+}
+
+/* Add one row of the row-by-row query, mult times, to its group's change. */
+static void
+accumulate_row(const MzcIncremental *inc, IncGroup *g, Datum *v, bool *n,
+			   int64 mult)
+{
+	g->cnt = add_int64(g->cnt, 1, mult);
+	for (int c = 0; c < inc->desc->natts; c++)
+	{
+		const IncColumn *col = &inc->cols[c];
+		int64		x;
+
+		if (col->kind == INC_KEY || col->kind == INC_COUNT_STAR || n[c])
+			continue;
+		g->nn[c] = add_int64(g->nn[c], 1, mult);
+		if (col->kind == INC_SUM_INT8)
+		{
+			x = col->argtype == INT2OID ? DatumGetInt16(v[c]) :
+				DatumGetInt32(v[c]);
+			g->isum[c] = add_int64(g->isum[c], 1, mul_int64(x, mult));
+		}
+		else if (col->kind == INC_SUM_NUMERIC)
+		{
+			Datum		term = NumericGetDatum(int64_to_numeric(DatumGetInt64(v[c])));
+
+			if (mult != 1)
+				term = DirectFunctionCall2(numeric_mul, term,
+										   NumericGetDatum(int64_to_numeric(mult)));
+			g->nsum[c] = DirectFunctionCall2(numeric_add, g->nsum[c], term);
+		}
+	}
+}
+
+/*
+ * Groups of a view with min or max: each group's rows and, per min or max
+ * column, the values of its argument with their counts, sorted by the
+ * type's comparison.  Built from the contents before the interval (the
+ * query's rows over them, read with base) and changed time after time, so
+ * a retraction of a group's extreme finds the next one.
+ */
+typedef struct ExtSet
+{
+	int			n;
+	int			cap;
+	Datum	   *vals;
+	int64	   *cnts;
+} ExtSet;
+
+typedef struct ExtState
+{
+	int64		rows;
+	ExtSet	   *sets;			/* per column of the view */
+} ExtState;
+
+/* Add mult to the count of value v in set s (column col). */
+static void
+ext_set_add(const IncColumn *col, ExtSet *s, Datum v, int64 mult)
+{
+	int			lo = 0;
+	int			hi = s->n;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int32		cmp = DatumGetInt32(FunctionCall2Coll((FmgrInfo *) &col->cmp,
+														  col->coll,
+														  s->vals[mid], v));
+
+		if (cmp == 0)
+		{
+			s->cnts[mid] = add_int64(s->cnts[mid], 1, mult);
+			if (s->cnts[mid] < 0)
+				elog(ERROR, "incremental refresh retracts a value a group does not have");
+			if (s->cnts[mid] == 0)
+			{
+				memmove(&s->vals[mid], &s->vals[mid + 1], sizeof(Datum) * (s->n - mid - 1));
+				memmove(&s->cnts[mid], &s->cnts[mid + 1], sizeof(int64) * (s->n - mid - 1));
+				s->n--;
+			}
+			return;
+		}
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (mult < 0)
+		elog(ERROR, "incremental refresh retracts a value a group does not have");
+	if (s->n == s->cap)
+	{
+		s->cap = Max(8, s->cap * 2);
+		s->vals = s->vals == NULL ? palloc(sizeof(Datum) * s->cap) :
+			repalloc(s->vals, sizeof(Datum) * s->cap);
+		s->cnts = s->cnts == NULL ? palloc(sizeof(int64) * s->cap) :
+			repalloc(s->cnts, sizeof(int64) * s->cap);
+	}
+	memmove(&s->vals[lo + 1], &s->vals[lo], sizeof(Datum) * (s->n - lo));
+	memmove(&s->cnts[lo + 1], &s->cnts[lo], sizeof(int64) * (s->n - lo));
+	s->vals[lo] = datumCopy(v, col->byval, col->typlen);
+	s->cnts[lo] = mult;
+	s->n++;
+}
+
+/* The state of the group with key values kv (created empty). */
+static ExtState *
+ext_state(MzcIncremental *inc, MzcRowSet *base, Datum *kv, bool *kn)
+{
+	MzcRowEntry *e = mzcoord_rowset_add(base, kv, kn,
+										mzcoord_row_hash(inc->keydesc, kv, kn),
+										0);
+
+	if (e->extra == NULL)
+	{
+		ExtState   *st = palloc0(sizeof(ExtState));
+
+		st->sets = palloc0(sizeof(ExtSet) * inc->desc->natts);
+		e->extra = st;
+	}
+	return (ExtState *) e->extra;
+}
+
+/* A row of the contents before the interval, mult times, into its group. */
+static void
+ext_add_row(DeltaReceiver *r, Datum *v, bool *n, int64 mult)
+{
+	MzcIncremental *inc = r->inc;
+	MemoryContext old = MemoryContextSwitchTo(r->cxt);
+	ExtState   *st;
+
+	for (int k = 0; k < inc->nkeys; k++)
+	{
+		r->keyvals[k] = v[inc->keycols[k]];
+		r->keynulls[k] = n[inc->keycols[k]];
+	}
+	st = ext_state(inc, r->base, r->keyvals, r->keynulls);
+	st->rows = add_int64(st->rows, 1, mult);
+	for (int c = 0; c < inc->desc->natts; c++)
+	{
+		const IncColumn *col = &inc->cols[c];
+
+		if ((col->kind == INC_MIN || col->kind == INC_MAX) && !n[c])
+			ext_set_add(col, &st->sets[c], v[c], mult);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/* Note the min and max arguments of a changed row, for its time. */
+static void
+ext_note_change(const MzcIncremental *inc, IncGroup *g, Datum *v, bool *n,
+				int64 mult)
+{
+	for (int c = 0; c < inc->desc->natts; c++)
+	{
+		const IncColumn *col = &inc->cols[c];
+		ExtChange  *x;
+
+		if ((col->kind != INC_MIN && col->kind != INC_MAX) || n[c])
+			continue;
+		x = palloc(sizeof(ExtChange));
+		x->col = c;
+		x->val = datumCopy(v[c], col->byval, col->typlen);
+		x->mult = mult;
+		g->ext = lappend(g->ext, x);
+	}
+}
+
+/*
+ * Apply a group's change at one time to its state; returns its rows
+ * afterwards, and sets the min and max columns of its new row.
+ */
+static int64
+ext_apply(MzcIncremental *inc, MzcRowSet *base, Datum *kv, bool *kn,
+		  IncGroup *g, IncChange *ch)
+{
+	ExtState   *st = ext_state(inc, base, kv, kn);
+	ListCell   *lc;
+
+	st->rows = add_int64(st->rows, 1, g->cnt);
+
+	/*
+	 * Insertions first: transactions that share a commit time may insert a
+	 * row and retract it in either order in the history, but the time as
+	 * a whole never retracts what is not there.
+	 */
+	for (int pass = 0; pass < 2; pass++)
+	{
+		foreach(lc, g->ext)
+		{
+			ExtChange  *x = lfirst(lc);
+
+			if ((pass == 0) == (x->mult > 0))
+				ext_set_add(&inc->cols[x->col], &st->sets[x->col], x->val,
+							x->mult);
+		}
+	}
+	ch->ext_state = st;
+	return st->rows;
+}
+
+/* Set the min and max columns of a group's new row from its state. */
+static void
+ext_fill(const MzcIncremental *inc, const IncChange *ch)
+{
+	const ExtState *st = ch->ext_state;
+
+	for (int c = 0; c < inc->desc->natts; c++)
+	{
+		const ExtSet *s = &st->sets[c];
+
+		if (inc->cols[c].kind != INC_MIN && inc->cols[c].kind != INC_MAX)
+			continue;
+		ch->isnull[c] = (s->n == 0);
+		ch->values[c] = s->n == 0 ? (Datum) 0 :
+			s->vals[inc->cols[c].kind == INC_MIN ? 0 : s->n - 1];
+	}
+}
+
+/* A row of the row-by-row query: into its (row, time) or (group, time). */
+static bool
+rows_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	DeltaReceiver *r = (DeltaReceiver *) self;
+	MzcIncremental *inc = r->inc;
+	int			natts = inc->desc->natts;
+	int64		mult;
+	MzcRowEntry *e;
+	MemoryContext old;
+
+	slot_getallattrs(slot);
+	mult = DatumGetInt64(slot->tts_values[natts + 1]);
+	if (mult == 0)
+		return true;
+	if (!inc->grouped)
+	{
+		(void) mzcoord_rowset_add(r->set, slot->tts_values, slot->tts_isnull,
+								  mzcoord_row_hash(inc->tsdesc, slot->tts_values,
+												   slot->tts_isnull), mult);
+		return true;
+	}
+	for (int k = 0; k < inc->nkeys; k++)
+	{
+		r->keyvals[k] = slot->tts_values[inc->keycols[k]];
+		r->keynulls[k] = slot->tts_isnull[inc->keycols[k]];
+	}
+	if (inc->extremes && DatumGetInt64(slot->tts_values[natts]) < r->lo)
+	{
+		/* The contents before the interval, not a change. */
+		ext_add_row(r, slot->tts_values, slot->tts_isnull, mult);
+		return true;
+	}
+	r->keyvals[inc->nkeys] = slot->tts_values[natts];
+	r->keynulls[inc->nkeys] = false;
+	e = mzcoord_rowset_add(r->set, r->keyvals, r->keynulls,
+						   mzcoord_row_hash(inc->tsdesc, r->keyvals,
+											r->keynulls), 0);
+	old = MemoryContextSwitchTo(r->cxt);
+	if (e->extra == NULL)
+	{
+		IncGroup   *g = palloc0(sizeof(IncGroup));
+
+		g->nn = palloc0(sizeof(int64) * natts);
+		g->isum = palloc0(sizeof(int64) * natts);
+		g->nsum = palloc0(sizeof(Datum) * natts);
+		for (int c = 0; c < natts; c++)
+			g->nsum[c] = NumericGetDatum(int64_to_numeric(0));
+		e->extra = g;
+	}
+	accumulate_row(inc, (IncGroup *) e->extra, slot->tts_values,
+				   slot->tts_isnull, mult);
+	if (inc->extremes)
+		ext_note_change(inc, (IncGroup *) e->extra, slot->tts_values,
+						slot->tts_isnull, mult);
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/* The ts column (number natts + 1) of relation entry rti, or its diff. */
+static Var *
+history_column(int rti, int natts, bool diff)
+{
+	return makeVar(rti, natts + (diff ? 2 : 1), INT8OID, -1, InvalidOid, 0);
+}
+
+/*
+ * The run of entry i over [lo, hi) (see above): the row-by-row query with
+ * every relation entry read through mzcoord._history_rows, the temporal
+ * conditions added, and the time and multiplicity as two more columns.
+ */
+static Query *
+interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi)
+{
+	Query	   *q = copyObject(inc->rows_query);
+	int			nrtes = list_length(q->rtable);
+	int		   *natts = palloc0(sizeof(int) * nrtes);
+	Node	   *quals = q->jointree->quals;
+	Expr	   *mult = NULL;
+	int			ncols = list_length(q->targetList);
+
+	for (int j = 0; j < nrtes; j++)
+	{
+		RangeTblEntry *rte = rt_fetch(j + 1, q->rtable);
+
+		if (rte->rtekind == RTE_RELATION)
+			natts[j] = mzcoord_read_history_rows(rte, lo, hi,
+												 j != i || inc->extremes);
+	}
+	for (int j = 0; j < nrtes; j++)
+	{
+		Expr	   *diff;
+
+		if (rt_fetch(j + 1, q->rtable)->rtekind != RTE_FUNCTION)
+			continue;
+		diff = (Expr *) history_column(j + 1, natts[j], true);
+		mult = mult == NULL ? diff :
+			(Expr *) makeFuncExpr(F_INT8MUL, INT8OID, list_make2(mult, diff),
+								  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+		if (j == i)
+			continue;
+		quals = make_and_qual(quals, (Node *)
+							  makeFuncExpr(j < i ? F_INT8LE : F_INT8LT, BOOLOID,
+										   list_make2(history_column(j + 1, natts[j], false),
+													  history_column(i + 1, natts[i], false)),
+										   InvalidOid, InvalidOid,
+										   COERCE_EXPLICIT_CALL));
+	}
+	q->jointree->quals = quals;
+	q->targetList = lappend(q->targetList,
+							makeTargetEntry((Expr *) history_column(i + 1, natts[i], false),
+											ncols + 1, pstrdup("mzc_ts"), false));
+	q->targetList = lappend(q->targetList,
+							makeTargetEntry(mult, ncols + 2, pstrdup("mzc_mult"),
+											false));
+	return q;
+}
+
+/* Run every entry's term over [lo, hi) into r. */
+static void
+run_interval_terms(MzcIncremental *inc, int64 lo, int64 hi, DeltaReceiver *r)
+{
+	List	   *rtable = inc->rows_query->rtable;
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+
+	r->pub.receiveSlot = rows_receive;
+	r->pub.rStartup = delta_startup;
+	r->pub.rShutdown = delta_shutdown;
+	r->pub.rDestroy = delta_destroy;
+	r->pub.mydest = DestNone;
+	r->inc = inc;
+	for (int i = 0; i < list_length(rtable); i++)
+	{
+		RangeTblEntry *rte = rt_fetch(i + 1, rtable);
+
+		if (rte->rtekind != RTE_RELATION ||
+			!has_updates_between(rte->relid, lo, hi, snapshot))
+			continue;
+		mzcoord_evaluate_query(interval_term(inc, i, lo, hi), inc->text,
+							   &r->pub);
+	}
+	UnregisterSnapshot(snapshot);
+}
+
+/* The entries of set ordered by their time (column ts of the row). */
+static int	sort_ts_column;
+
+static int
+compare_entry_ts(const void *a, const void *b)
+{
+	int64		ta = DatumGetInt64((*(MzcRowEntry *const *) a)->values[sort_ts_column]);
+	int64		tb = DatumGetInt64((*(MzcRowEntry *const *) b)->values[sort_ts_column]);
+
+	return ta < tb ? -1 : (ta > tb ? 1 : 0);
+}
+
+static MzcRowEntry **
+entries_by_time(MzcRowSet *set, int tscol, int *n)
+{
+	MzcRowEntry **arr = palloc(sizeof(MzcRowEntry *) * Max(set->nentries, 1));
+
+	*n = 0;
+	for (MzcRowEntry *e = set->first; e != NULL; e = e->link)
+		arr[(*n)++] = e;
+	sort_ts_column = tscol;
+	qsort(arr, *n, sizeof(MzcRowEntry *), compare_entry_ts);
+	return arr;
+}
+
+/* An SPJ view over [lo, hi): each (row, time)'s summed multiplicity. */
+static int64
+spj_interval(MzcIncremental *inc, MzcHistoryWriter *w, TupleTableSlot *slot,
+			 MzcRowSet *set, int64 hi, int64 *changed, int *ntimes)
+{
+	int			natts = inc->desc->natts;
+	int			n;
+	MzcRowEntry **arr = entries_by_time(set, natts, &n);
+	int64		last = -1;
+
+	for (int k = 0; k < n; k++)
+	{
+		int64		ts = DatumGetInt64(arr[k]->values[natts]);
+
+		if (arr[k]->count == 0)
+			continue;
+		if (ts != last)
+			(*ntimes)++;
+		last = ts;
+		write_row(w, slot, arr[k]->values, arr[k]->isnull, ts, arr[k]->count);
+		*changed += Abs(arr[k]->count);
+	}
+	return hi;
+}
+
+/*
+ * A grouped view over [lo, hi): the changed groups of each time, applied
+ * in time order to prev.  Returns hi, or the first time this cannot
+ * decide (see combine_group), the earlier times written.
+ */
+static int64
+grouped_interval(MzcIncremental *inc, MzcHistoryWriter *w,
+				 TupleTableSlot *slot, MzcRowSet *prev, MzcRowSet *set,
+				 MzcRowSet *base, int64 lo, int64 hi, int64 *changed,
+				 int *ntimes)
+{
+	int			n;
+	MzcRowEntry **arr = entries_by_time(set, inc->nkeys, &n);
+	IncChange  *changes = palloc0(sizeof(IncChange) * Max(n, 1));
+	int			k = 0;
+
+	if (!build_index(inc, prev))
+		return lo;
+	while (k < n)
+	{
+		int64		ts = DatumGetInt64(arr[k]->values[inc->nkeys]);
+		int			first = k;
+
+		for (; k < n && DatumGetInt64(arr[k]->values[inc->nkeys]) == ts; k++)
+		{
+			IncChange  *ch = &changes[k - first];
+			int64		rows = -1;
+
+			if (inc->extremes)
+				rows = ext_apply(inc, base, arr[k]->values, arr[k]->isnull,
+								 (IncGroup *) arr[k]->extra, ch);
+			if (!combine_group(inc, arr[k]->values, arr[k]->isnull,
+							   (IncGroup *) arr[k]->extra, rows, ch))
+				return ts;
+			if (inc->extremes && ch->exists)
+				ext_fill(inc, ch);
+		}
+		write_groups(inc, w, slot, prev, changes, k - first, ts, changed);
+		(*ntimes)++;
+	}
+	return hi;
+}
+
+/*
+ * Refresh the view at every time of [lo, hi) from its inputs' updates
+ * there (see above), writing its changes into its history h and, for a
+ * grouped view, applying them to prev (its contents at lo - 1).  Returns
+ * the first time not refreshed: hi, or a time this path cannot decide,
+ * which the caller recomputes (the times before it are written).
+ * *changed is increased by the updates written, *ntimes by the times at
+ * which the view changed.  The caller holds the inputs at lo - 1, runs as
+ * the view's owner, and has made sure no input view is in error in
+ * [lo - 1, hi).
+ */
+int64
+mzcoord_incremental_interval(MzcIncremental *inc, const MzcHistory *h,
+							 MzcRowSet *prev, int64 lo, int64 hi,
+							 int64 *changed, int *ntimes)
+{
+	MemoryContext stepcxt = AllocSetContextCreate(CurrentMemoryContext,
+												  "mzcoord incremental interval",
+												  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(stepcxt);
+	DeltaReceiver r = {0};
+	MzcHistoryWriter w;
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(inc->desc, &TTSOpsVirtual);
+	int64		end;
+
+	if (inc->grouped && prev == NULL)
+		elog(ERROR, "incremental refresh of a grouped view without its contents");
+	r.cxt = stepcxt;
+	r.set = mzcoord_rowset_create(inc->tsdesc, stepcxt);
+	r.keyvals = palloc(sizeof(Datum) * (inc->nkeys + 1));
+	r.keynulls = palloc(sizeof(bool) * (inc->nkeys + 1));
+	r.lo = lo;
+	if (inc->extremes)
+		r.base = mzcoord_rowset_create(inc->keydesc, stepcxt);
+	run_interval_terms(inc, lo, hi, &r);
+
+	mzcoord_history_writer_begin(&w, h, r.set->nentries > 1000);
+	if (inc->grouped)
+		end = grouped_interval(inc, &w, slot, prev, r.set, r.base, lo, hi,
+							   changed, ntimes);
+	else
+		end = spj_interval(inc, &w, slot, r.set, hi, changed, ntimes);
+	mzcoord_history_writer_end(&w);
+	ExecDropSingleTupleTableSlot(slot);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(stepcxt);
+	return end;
 }
 
 /* ----------------------------------------------------------------

@@ -16,12 +16,18 @@
  *	2. chooses the times to evaluate:
  *	   - continual (no schedule): the view must equal its query at every
  *	     time in [U, M).  Its contents change only at a time where an input
- *	     changed, so the times are the distinct update times of the inputs'
+ *	     changed.  A view the incremental path covers (incremental.c), past
+ *	     its first time and not in error, refreshes every time of [U, M)
+ *	     at once, in intervals bounded by update volume (refresh_intervals;
+ *	     the new upper is M, or where the step's budget ran out).
+ *	     Otherwise the times are the distinct update times of the inputs'
  *	     histories in [U, M) (and the bounds of an input view's error
  *	     ranges there, where its contents change without an update; and
  *	     U itself on the first refresh, when the view is still empty), at
  *	     most MZC_REFRESH_MAX_TIMES of them per transaction; the new upper
- *	     is M, or the next change time when there were more;
+ *	     is the next change time when there were more, except for a
+ *	     recomputed view, which then evaluates only M - 1 and leaves the
+ *	     times before it unreadable (begin_skipped), its new upper M;
  *	   - scheduled: the one time U, the refresh time its upper waits at;
  *	     the new upper is the next refresh time, or the empty frontier
  *	     after the last one;
@@ -72,7 +78,9 @@
 #include "utils/resowner.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
+#include "changes.h"
 #include "controller.h"
 #include "evaluate.h"
 #include "failpoint.h"
@@ -87,8 +95,29 @@
 #include "support.h"
 #include "viewerrors.h"
 
-/* At most this many times are evaluated in one refresh transaction. */
+/*
+ * At most this many times are evaluated one by one in a refresh
+ * transaction (recomputed, or where the incremental path cannot cover an
+ * interval); a recomputed continual view with more changed times evaluates
+ * only the last one (see evaluate_times).
+ */
 #define MZC_REFRESH_MAX_TIMES 32
+
+/*
+ * An incremental step covers the times of at most about this many updates
+ * of each input (whole times): the next step continues from there.  A
+ * join covers them in intervals of at most MZC_REFRESH_JOIN_UPDATES each:
+ * each interval reads the other inputs' contents at its start, and pairs
+ * each update with the other inputs' updates before it in the interval.
+ */
+#define MZC_REFRESH_MAX_UPDATES 200000
+#define MZC_REFRESH_JOIN_UPDATES 2000
+
+/*
+ * A step starts no further interval after this long, so that one busy
+ * view leaves time to the others (the next step goes on from there).
+ */
+#define MZC_REFRESH_STEP_MS 500
 
 /* What the catalog says of a materialized view (read after it is locked). */
 typedef struct ViewRow
@@ -306,15 +335,15 @@ collect_error_times(int64 gid, Snapshot snapshot, int64 from, int64 upto,
  * is complete to afterwards (-1: the empty frontier).
  */
 static int
-continual_times(const ViewRow *v, int64 m, bool first, int64 *times,
-				int64 *new_upper)
+continual_times(const ViewRow *v, int64 from, int64 m, bool first,
+				int64 *times, int64 *new_upper)
 {
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	int			max = MZC_REFRESH_MAX_TIMES + 1;
 	int			n = 0;
 
 	if (first)
-		times[n++] = v->upper;
+		times[n++] = from;
 	for (int i = 0; i < v->ninputs; i++)
 	{
 		MzcCollectionInfo info;
@@ -328,8 +357,8 @@ continual_times(const ViewRow *v, int64 m, bool first, int64 *times,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("input " MZC_GID_FMT " of the materialized view has no history",
 							v->inputs[i])));
-		collect_change_times(h, snapshot, v->upper, m, times, &n, max);
-		collect_error_times(v->inputs[i], snapshot, v->upper, m, times, &n, max);
+		collect_change_times(h, snapshot, from, m, times, &n, max);
+		collect_error_times(v->inputs[i], snapshot, from, m, times, &n, max);
 	}
 	UnregisterSnapshot(snapshot);
 
@@ -620,6 +649,29 @@ contents_before(const MzcHistory *h, TupleDesc desc, int64 ts)
 }
 
 /*
+ * The times of [from, last) are not evaluated (see evaluate_times): they
+ * become unreadable, an error range of their own (MZC_ERRCODE_NOT_EVALUATED)
+ * that the evaluation at last closes.  An open range of a data error ends
+ * at from: what the query gives there is not known.  Returns whether it
+ * opened the range (nothing is skipped when from == last).
+ */
+static bool
+begin_skipped(int64 gid, int64 from, int64 last, bool in_error)
+{
+	char	   *msg;
+
+	if (from >= last)
+		return false;
+	if (in_error)
+		mzcoord_view_error_end(gid, from);
+	msg = psprintf("the materialized view was not evaluated at times " INT64_FORMAT " to " INT64_FORMAT ": more of its inputs' times changed in one refresh step than it recomputes, so it skipped to the last one",
+				   from, last - 1);
+	mzcoord_view_error_begin(gid, from, MZC_ERRCODE_NOT_EVALUATED, msg);
+	pfree(msg);
+	return true;
+}
+
+/*
  * Evaluate the view at each of times[0..n-1], writing each difference into
  * its history.  A continual view whose query allows it is refreshed from
  * its inputs' updates at each time (incremental.c), except at its first
@@ -633,34 +685,40 @@ contents_before(const MzcHistory *h, TupleDesc desc, int64 ts)
  */
 static void
 evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
-			   const int64 *times, int n, MzcRefreshResult *res)
+			   MzcIncremental *inc, const int64 *times, int n, bool fresh,
+			   int64 skip_from, MzcRefreshResult *res)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
-	MzcIncremental *inc = NULL;
 	MzcRowSet  *prev = NULL;
-	bool		first = (v->upper == v->as_of);
+	bool		first = (v->upper == v->as_of && times[0] == v->upper);
 	MzcViewError open_error;
 	bool		in_error;
+	bool		skipping = false;
 
 	/*
 	 * Nothing to evaluate (no input changed): the query is not even
 	 * analysed, which would lock the inputs at every tick.
 	 */
-	res->times = n;
+	res->times += n;
 	if (n == 0)
 		return;
 	forget_old_errors(h->gid);
 	in_error = mzcoord_view_error_open(h->gid, GetLatestSnapshot(),
 									   &open_error);
-	if (v->schedule == NULL)
-		inc = prepare_incremental(v, rel);
 	if (inc == NULL || first || in_error ||
 		mzcoord_incremental_needs_contents(inc))
-		prev = relation_contents(rel);
+		prev = fresh ? relation_contents(rel) : contents_before(h, desc, times[0]);
 	for (int i = 0; i < n; i++)
 	{
 		MzcRowSet  *next;
 		ErrorData  *edata = NULL;
+
+		if (skip_from >= 0 && i == n - 1)
+		{
+			skipping = begin_skipped(h->gid, skip_from, times[i], in_error);
+			in_error = in_error || skipping;
+			res->skipped_upto = times[i];
+		}
 
 		if (inc != NULL && !in_error && !(first && i == 0) &&
 			!input_view_in_error(v, times[i]))
@@ -678,11 +736,15 @@ evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 		next = mzcoord_rowset_create(desc, CurrentMemoryContext);
 		if (!evaluate_one(v, rel, times[i], next, res, &edata))
 		{
-			if (!in_error)
+			/* A time not evaluated is not the data error of this one. */
+			if (skipping)
+				mzcoord_view_error_end(h->gid, times[i]);
+			if (!in_error || skipping)
 				mzcoord_view_error_begin(h->gid, times[i], edata->sqlerrcode,
 										 edata->message ? edata->message :
 										 "unknown error");
 			in_error = true;
+			skipping = false;
 			FreeErrorData(edata);
 			mzcoord_rowset_destroy(next);
 			continue;
@@ -690,6 +752,7 @@ evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 		if (in_error)
 			mzcoord_view_error_end(h->gid, times[i]);
 		in_error = false;
+		skipping = false;
 		res->rows_changed += write_difference(h, desc, prev, next, times[i]);
 		mzcoord_rowset_destroy(prev);
 		prev = next;
@@ -698,6 +761,226 @@ evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 	}
 	if (prev != NULL)
 		mzcoord_rowset_destroy(prev);
+}
+
+/*
+ * Whether an input view of v has an error range over some time of [from,
+ * upto]: its contents change there without updates in its history, which
+ * the incremental path reads.
+ */
+static bool
+inputs_in_error(const ViewRow *v, int64 from, int64 upto)
+{
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	bool		found = false;
+
+	for (int i = 0; i < v->ninputs && !found; i++)
+	{
+		MzcCollectionInfo info;
+		MzcViewError err;
+
+		if (mzcoord_ctl_lookup_gid(v->inputs[i], &info) &&
+			info.kind == MZC_KIND_MATERIALIZED_VIEW)
+			found = mzcoord_view_error_in(v->inputs[i], snapshot, from, upto,
+										  &err);
+	}
+	UnregisterSnapshot(snapshot);
+	return found;
+}
+
+/*
+ * The end of an interval of an incremental step from `from`: m, or
+ * earlier where an input has more than max_updates updates since from
+ * (whole times; always after from).
+ */
+static int64
+interval_end(const ViewRow *v, int64 from, int64 m, int64 max_updates)
+{
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	int64		end = m;
+
+	for (int i = 0; i < v->ninputs; i++)
+	{
+		MzcCollectionInfo info;
+		MzcHistory *h;
+
+		if (!mzcoord_ctl_lookup_gid(v->inputs[i], &info) ||
+			(h = mzcoord_history_lookup(info.relid, true)) == NULL)
+			continue;
+		h = mzcoord_history_copy(h);
+		end = Min(end, mzcoord_history_interval_end(h, snapshot, from, end,
+													max_updates));
+	}
+	UnregisterSnapshot(snapshot);
+	return end;
+}
+
+/*
+ * The incremental step over [lo, hi) (incremental.c), as the view's owner,
+ * in a subtransaction: false, its writes undone, if it raised a data
+ * error (the times are then evaluated one by one, which puts the error at
+ * its time).  Otherwise *end is the first time it did not refresh.
+ */
+static bool
+interval_one(MzcIncremental *inc, Relation rel, const MzcHistory *h,
+			 MzcRowSet *prev, int64 lo, int64 hi, int64 *end,
+			 MzcRefreshResult *res)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	int64		changed = 0;
+	int			ntimes = 0;
+	bool		ok = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		Oid			save_user;
+		int			save_sec;
+		int			save_nest;
+
+		save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
+										 &save_sec);
+		*end = mzcoord_incremental_interval(inc, h, prev, lo, hi, &changed,
+											&ntimes);
+		mzcoord_restore_user(save_user, save_sec, save_nest);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (!mzcoord_is_data_error(edata->sqlerrcode))
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		ok = false;
+	}
+	PG_END_TRY();
+	if (ok)
+	{
+		res->rows_changed += changed;
+		res->times += ntimes;
+		res->incremental += ntimes;
+		res->intervals++;
+	}
+	return ok;
+}
+
+/*
+ * The incremental intervals of one step of a continual view from its upper
+ * towards m, as many as MZC_REFRESH_MAX_UPDATES and MZC_REFRESH_STEP_MS
+ * allow: returns where they ended (m, or where the budget ran out).  *undecided is set when they
+ * stopped at a time the incremental path cannot decide or at a data error:
+ * the caller evaluates the times from there one by one.
+ */
+static int64
+refresh_intervals(const ViewRow *v, MzcIncremental *inc, Relation rel,
+				  const MzcHistory *h, int64 m, MzcRefreshResult *res,
+				  bool *undecided)
+{
+	int64		chunk = mzcoord_incremental_relations(inc) > 1 ?
+		MZC_REFRESH_JOIN_UPDATES : MZC_REFRESH_MAX_UPDATES;
+	int			chunks = (int) (MZC_REFRESH_MAX_UPDATES / chunk);
+	MzcRowSet  *prev = NULL;
+	int64		from = v->upper;
+	TimestampTz start = GetCurrentTimestamp();
+
+	forget_old_errors(h->gid);
+	if (mzcoord_incremental_needs_contents(inc))
+		prev = relation_contents(rel);
+	for (int c = 0; c < chunks && from < m; c++)
+	{
+		int64		hi;
+		int64		end;
+
+		if (c > 0 && TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
+												MZC_REFRESH_STEP_MS))
+			break;
+		hi = interval_end(v, from, m, chunk);
+
+		/* A data error undoes the interval, not the earlier ones. */
+		if (!interval_one(inc, rel, h, prev, from, hi, &end, res))
+		{
+			*undecided = true;
+			break;
+		}
+		CommandCounterIncrement();
+		from = end;
+		if (end < hi)
+		{
+			*undecided = true;
+			break;
+		}
+	}
+	if (prev != NULL)
+		mzcoord_rowset_destroy(prev);
+	mzcoord_incremental_forget(inc);
+	return from;
+}
+
+/*
+ * Refresh a continual view from its upper to m, the inputs' least upper
+ * (-1: none), or as far as one step goes; returns the new upper.
+ *
+ * A view whose query allows it (incremental.c), past its first time and
+ * not in error, over inputs not in error, covers the interval of every
+ * changed time at once, up to m or to a bound on the updates read (the
+ * next step continues).  Otherwise, and from a time the incremental step
+ * cannot decide, times are evaluated one by one, at most
+ * MZC_REFRESH_MAX_TIMES per step; a recomputed view with more changed
+ * times than that evaluates only the last time before m and leaves the
+ * others unreadable (begin_skipped), so it never falls further behind
+ * than one step.
+ */
+static int64
+refresh_continual(const ViewRow *v, Relation rel, const MzcHistory *h,
+				  int64 m, MzcRefreshResult *res)
+{
+	MzcIncremental *inc = prepare_incremental(v, rel);
+	bool		first = (v->upper == v->as_of);
+	int64		from = v->upper;
+	bool		fresh = true;
+	int64		times[MZC_REFRESH_MAX_TIMES + 1];
+	int64		new_upper;
+	int			n;
+	MzcViewError err;
+	bool		undecided = false;
+
+	if (inc != NULL && !first && m >= 0 &&
+		!mzcoord_view_error_open(h->gid, GetLatestSnapshot(), &err) &&
+		!inputs_in_error(v, from - 1, m - 1))
+	{
+		from = refresh_intervals(v, inc, rel, h, m, res, &undecided);
+		if (from >= m)
+			return m;
+		/* Out of budget: the next step goes on from here. */
+		if (!undecided && from > v->upper)
+			return from;
+		fresh = (from == v->upper);
+	}
+
+	n = continual_times(v, from, m, first, times, &new_upper);
+	if (inc == NULL && n == MZC_REFRESH_MAX_TIMES && m >= 0 &&
+		new_upper < m)
+	{
+		/* More than it recomputes in a step: the first (if any) and m - 1. */
+		n = first ? 1 : 0;
+		times[n++] = m - 1;
+		evaluate_times(v, rel, h, inc, times, n, fresh,
+					   first ? from + 1 : from, res);
+		return m;
+	}
+	evaluate_times(v, rel, h, inc, times, n, fresh, -1, res);
+	return new_upper;
 }
 
 /*
@@ -712,11 +995,11 @@ mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 	ViewRow		v;
 	MzcHistory *h;
 	int64		m;
-	int64		times[MZC_REFRESH_MAX_TIMES + 1];
-	int			n;
+	int64		times[1];
 	int64		new_upper;
 
 	memset(res, 0, sizeof(*res));
+	res->skipped_upto = -1;
 	if (!OidIsValid(relid))
 		return false;
 	/*
@@ -757,7 +1040,6 @@ mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 			return false;
 		}
 		times[0] = v.upper;
-		n = 1;
 
 		/*
 		 * Inputs complete at every time (none, or all sealed) never change
@@ -777,12 +1059,14 @@ mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 			table_close(rel, NoLock);
 			return false;
 		}
-		n = continual_times(&v, m, v.upper == v.as_of, times, &new_upper);
+		res->from_upper = v.upper;
+		new_upper = refresh_continual(&v, rel, h, m, res);
 	}
 
 	res->from_upper = v.upper;
 	res->new_upper = new_upper;
-	evaluate_times(&v, rel, h, times, n, res);
+	if (v.schedule != NULL)
+		evaluate_times(&v, rel, h, NULL, times, 1, true, -1, res);
 	/* Test only: the differences are written, the upper not advanced. */
 	mzcoord_failpoint_check("refresh_after_history");
 	/* The advance reads back what was just written. */

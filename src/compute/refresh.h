@@ -23,6 +23,9 @@ typedef struct MzcRefreshResult
 	int64		rows_changed;	/* updates written (sum of |diff|) */
 	int			direct_scans;	/* relation scans that read the relation */
 	int			history_scans;	/* relation scans that read a history */
+	int			intervals;		/* incremental steps over many times */
+	int64		skipped_upto;	/* >= 0: times from from_upper up to this
+								 * one were not evaluated (unreadable) */
 } MzcRefreshResult;
 
 extern bool mzcoord_refresh_view(int64 gid, MzcRefreshResult *res);

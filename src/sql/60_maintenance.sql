@@ -114,7 +114,11 @@ SELECT i.id AS item_id,
        m.error_at,
        e.from_ts AS in_error_since,
        e.message AS data_error,
-       e.sqlstate AS data_error_code
+       e.sqlstate AS data_error_code,
+       (SELECT count(*) FROM mzcoord.view_errors s
+         WHERE s.item_id = i.id AND s.sqlstate = '55MZ1') AS unevaluated_ranges,
+       (SELECT max(s.upto_ts) FROM mzcoord.view_errors s
+         WHERE s.item_id = i.id AND s.sqlstate = '55MZ1') AS unevaluated_before
   FROM mzcoord.items i
   LEFT JOIN mzcoord.frontiers f ON f.global_id = i.id
   LEFT JOIN mzcoord.maintenance m ON m.item_id = i.id

@@ -55,6 +55,7 @@
 #include "viewerrors.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_changes);
+PG_FUNCTION_INFO_V1(mzcoord_history_rows);
 
 /* The updates of one time read so far. */
 typedef struct TimeGroup
@@ -290,6 +291,221 @@ mzcoord_changes(PG_FUNCTION_ARGS)
 									   upto < PG_INT64_MAX ? upto + 1 : -1,
 									   NULL, changes_emit, &st, &next, &ntimes);
 	}
+	UnregisterSnapshot(snapshot);
+	table_close(rel, NoLock);
+	return (Datum) 0;
+}
+
+/* ----------------------------------------------------------------
+ * Intervals of updates, for refreshes that cover many times at once
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Where an interval of h's updates starting at `from` should end so that
+ * it holds whole times and at most max_updates updates, as snapshot sees
+ * the history: upto (-1: no end) if every update in [from, upto) fits,
+ * otherwise the first time that would not fit.  The first time is always
+ * in (a time of more updates than max_updates is never split), so a
+ * caller that refreshes [from, end) always advances.  One walk of the ts
+ * index, as far as max_updates + 1 entries.
+ */
+int64
+mzcoord_history_interval_end(const MzcHistory *h, Snapshot snapshot,
+							 int64 from, int64 upto, int64 max_updates)
+{
+	Relation	hrel = table_open(h->histid, AccessShareLock);
+	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
+	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
+	IndexScanDesc scan;
+	ScanKeyData keys[2];
+	int			nkeys = 1;
+	int64		nread = 0;
+	int64		last = -1;
+	int64		end = upto;
+
+	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(from));
+	if (upto >= 0)
+		ScanKeyInit(&keys[nkeys++], 1, BTLessStrategyNumber, F_INT8LT,
+					Int64GetDatum(upto));
+	scan = index_beginscan(hrel, idx, snapshot, nkeys, 0);
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
+	{
+		bool		isnull;
+		int64		ts = DatumGetInt64(slot_getattr(hslot, h->ts_attno, &isnull));
+
+		CHECK_FOR_INTERRUPTS();
+		if (ts != last && last >= 0 && nread >= max_updates)
+		{
+			end = ts;
+			break;
+		}
+		last = ts;
+		nread++;
+	}
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+	ExecDropSingleTupleTableSlot(hslot);
+	table_close(hrel, AccessShareLock);
+	return end;
+}
+
+/* Where the contents at lo - 1 go: the tuple store, with ts lo - 1. */
+typedef struct BaseState
+{
+	Tuplestorestate *store;
+	TupleDesc	desc;
+	int			natts;			/* the relation's */
+	int64		ts;
+	Datum	   *values;
+	bool	   *isnull;
+} BaseState;
+
+static void
+base_emit(void *arg, TupleTableSlot *row, int64 count)
+{
+	BaseState  *st = arg;
+
+	slot_getallattrs(row);
+	memcpy(st->values, row->tts_values, sizeof(Datum) * st->natts);
+	memcpy(st->isnull, row->tts_isnull, sizeof(bool) * st->natts);
+	st->values[st->natts] = Int64GetDatum(st->ts);
+	st->values[st->natts + 1] = Int64GetDatum(count);
+	st->isnull[st->natts] = st->isnull[st->natts + 1] = false;
+	tuplestore_putvalues(st->store, st->desc, st->values, st->isnull);
+}
+
+/* Put h's contents at lo - 1 into store: row, lo - 1, its count. */
+static void
+emit_base(const MzcHistory *h, TupleDesc reldesc, Snapshot snapshot,
+		  int64 lo, Tuplestorestate *store, TupleDesc desc)
+{
+	BaseState	st;
+	int64		negative;
+
+	st.store = store;
+	st.desc = desc;
+	st.natts = reldesc->natts;
+	st.ts = lo - 1;
+	st.values = palloc(sizeof(Datum) * desc->natts);
+	st.isnull = palloc0(sizeof(bool) * desc->natts);
+	mzcoord_history_contents(h, reldesc, snapshot, lo - 1, base_emit, &st,
+							 &negative);
+	if (negative != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the history of collection " MZC_GID_FMT " retracts rows it does not have",
+						h->gid)));
+	pfree(st.values);
+	pfree(st.isnull);
+}
+
+/* Put h's updates with lo <= ts < hi into store: row, ts, diff. */
+static void
+emit_history_rows(const MzcHistory *h, TupleDesc reldesc, Snapshot snapshot,
+				  int64 lo, int64 hi, Tuplestorestate *store, TupleDesc desc)
+{
+	Relation	hrel = table_open(h->histid, AccessShareLock);
+	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
+	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
+	TupleTableSlot *row = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
+	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
+	bool	   *isnull = palloc0(sizeof(bool) * desc->natts);
+	IndexScanDesc scan;
+	ScanKeyData keys[2];
+	int64		ts;
+	int64		diff;
+
+	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(lo));
+	ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT,
+				Int64GetDatum(hi));
+	scan = index_beginscan(hrel, idx, snapshot, 2, 0);
+	index_rescan(scan, keys, 2, NULL, 0);
+	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		mzcoord_history_to_row(h, hslot, row, &ts, &diff);
+		if (ts < lo || ts >= hi)
+			continue;
+		memcpy(values, row->tts_values, sizeof(Datum) * reldesc->natts);
+		memcpy(isnull, row->tts_isnull, sizeof(bool) * reldesc->natts);
+		values[reldesc->natts] = Int64GetDatum(ts);
+		values[reldesc->natts + 1] = Int64GetDatum(diff);
+		tuplestore_putvalues(store, desc, values, isnull);
+	}
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+	pfree(values);
+	pfree(isnull);
+	ExecDropSingleTupleTableSlot(row);
+	ExecDropSingleTupleTableSlot(hslot);
+	table_close(hrel, AccessShareLock);
+}
+
+/*
+ * mzcoord._history_rows(rel anyelement, lo bigint, hi bigint, base boolean)
+ *		RETURNS SETOF record
+ *
+ * The updates of a table, source or materialized view with lo <= ts < hi
+ * as its history holds them, unconsolidated: the relation's columns
+ * (dropped ones null), then ts and diff, described by the caller's column
+ * definition list; with base, first its contents at lo - 1, each row once
+ * with its count as diff and lo - 1 as ts.  The refresh of a continual
+ * view reads its inputs' updates for an interval of times with it
+ * (incremental.c).  Checks, holds and waits as read_at does at lo - 1 (or
+ * lo, without base) and hi - 1; a view in error in that range raises its
+ * error.
+ */
+Datum
+mzcoord_history_rows(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			relid = mzcoord_rowtype_relation(fcinfo, 0, "_history_rows");
+	int64		lo = mzcoord_timestamp_arg(fcinfo, 1, "lo");
+	int64		hi = mzcoord_timestamp_arg(fcinfo, 2, "hi");
+	bool		base = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
+	int64		first;
+	Relation	rel;
+	MzcHistory *h;
+	Snapshot	snapshot;
+	bool		leased;
+
+	if (hi <= lo || (base && lo == 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lo (" INT64_FORMAT ") must be less than hi (" INT64_FORMAT ") and, with base, positive",
+						lo, hi)));
+	first = base ? lo - 1 : lo;
+	mzcoord_extension_guard();
+	rel = table_open(relid, AccessShareLock);
+	check_readable(rel);
+	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+
+	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	mzcoord_ctl_check_reachable(relid, first);
+	leased = mzcoord_ctl_hold_for_read(relid, first);
+	mzcoord_ctl_wait_complete(relid, hi - 1);
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	if (rsinfo->setDesc->natts != RelationGetDescr(rel)->natts + 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("_history_rows: the column definition list must have the %d columns of \"%s\", then ts and diff",
+						RelationGetDescr(rel)->natts,
+						RelationGetRelationName(rel))));
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	snapshot->curcid = FirstCommandId;
+	if (leased)
+		mzcoord_ctl_check_read(relid, first);
+	mzcoord_view_error_check(rel, h->gid, snapshot, first, hi - 1);
+	if (base)
+		emit_base(h, RelationGetDescr(rel), snapshot, lo, rsinfo->setResult,
+				  rsinfo->setDesc);
+	emit_history_rows(h, RelationGetDescr(rel), snapshot, lo, hi,
+					  rsinfo->setResult, rsinfo->setDesc);
 	UnregisterSnapshot(snapshot);
 	table_close(rel, NoLock);
 	return (Datum) 0;

@@ -40,5 +40,8 @@ extern bool mzcoord_history_changes(const MzcHistory *h, TupleDesc reldesc,
 									const MzcChangeLimits *limits,
 									MzcChangeCallback emit, void *arg,
 									int64 *next, int *ntimes);
+extern int64 mzcoord_history_interval_end(const MzcHistory *h,
+										  Snapshot snapshot, int64 from,
+										  int64 upto, int64 max_updates);
 
 #endif							/* MZCOORD_CHANGES_H */

@@ -45,7 +45,9 @@
  * resources.  Class 22 (data exception: division by zero, invalid input,
  * out of range), 23 (integrity constraint violation: a cast to a domain
  * whose CHECK or NOT NULL fails) and 21 (cardinality violation: a scalar
- * subquery that returns more than one row).
+ * subquery that returns more than one row); and a time an input view did
+ * not evaluate (MZC_ERRCODE_NOT_EVALUATED), which is unreadable in every
+ * view over it too.
  */
 bool
 mzcoord_is_data_error(int sqlerrcode)
@@ -54,7 +56,8 @@ mzcoord_is_data_error(int sqlerrcode)
 
 	return category == ERRCODE_DATA_EXCEPTION ||
 		category == ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION ||
-		category == ERRCODE_CARDINALITY_VIOLATION;
+		category == ERRCODE_CARDINALITY_VIOLATION ||
+		sqlerrcode == MZC_ERRCODE_NOT_EVALUATED;
 }
 
 /* Copy the row of view_errors at SPI_tuptable->vals[0] into err. */

@@ -26,6 +26,13 @@ typedef struct MzcViewError
 	char	   *message;
 } MzcViewError;
 
+/*
+ * The error of a time a view did not evaluate (refresh.c: a recomputed
+ * view under load evaluates only the last time of a step): such a time is
+ * unreadable, and so is every view over it at that time.
+ */
+#define MZC_ERRCODE_NOT_EVALUATED MAKE_SQLSTATE('5','5','M','Z','1')
+
 extern bool mzcoord_is_data_error(int sqlerrcode);
 extern bool mzcoord_view_error_in(int64 gid, Snapshot snapshot, int64 from,
 								  int64 upto, MzcViewError *err);
