@@ -445,6 +445,14 @@ SELECT count(*) AS templates FROM (SELECT public.bi_add(t) FROM (VALUES
 -- issue 19: the per-role collection limit
 ('SET mzcoord.max_collections_per_role = -2'),
 ('SET mzcoord.max_collections_per_role = 10000001'),
+-- issue 20: publication, maintenance workers, the interval reads of a view
+('SET mzcoord.publish_interval = -1'),
+('SET mzcoord.publish_interval = ''2h'''),
+('SET mzcoord.max_maintenance_workers = 3'),
+('SET mzcoord.maintenance_step_timeout = ''1s'''),
+('SELECT count(*) FROM mzcoord._history_rows(NULL::bi.bi_t, 5, 5, false) AS h(a int, b text)'),
+('SELECT count(*) FROM mzcoord._history_rows(NULL::bi.bi_t, 0, 5, true) AS h(a int, b text)'),
+('SELECT count(*) FROM mzcoord._history_rows(NULL::bi.bi_t, NULL, 5, false) AS h(a int, b text)'),
 -- issue 19: DDL under session_replication_role = replica
 ('SET LOCAL session_replication_role = replica; SELECT mzcoord.create_source(''bi.bi_src2'', ''a int'')'),
 ('SET LOCAL session_replication_role = replica; SELECT mzcoord.create_table(''bi.bi_plain'')'),
