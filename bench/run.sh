@@ -620,32 +620,10 @@ bench_b10() {
 	start_cluster "$BENCH_DIR/b10" $((n + 1000))
 	say "B10: registering $n tables (retain history 30000 days: their sinces stay)"
 	local t0=$SECONDS
-	sql <<SQL >/dev/null
-DO \$\$
-BEGIN
-    FOR i IN 1..$n LOOP
-        EXECUTE format('CREATE TABLE %I (a int)', 'p' || i);
-        PERFORM mzcoord.create_table(('p' || i)::regclass, '30000 days');
-        IF i % 500 = 0 THEN COMMIT; END IF;
-    END LOOP;
-END
-\$\$;
-CREATE TABLE b10_rels AS
-SELECT i, ('p' || i)::regclass AS rel, s.global_id
-  FROM generate_series(1, $n) i
-  JOIN mzcoord.storage s ON s.relation = ('p' || i)::regclass;
-CREATE UNIQUE INDEX ON b10_rels (i);
--- The baseline: a plain table shaped like mzcoord.compaction_bounds, and
--- the lists its UPDATE reads.
-CREATE TABLE b10_base (global_id text PRIMARY KEY, bound bigint, epoch bigint,
-                       published_at timestamptz);
-INSERT INTO b10_base SELECT global_id, 0, 0, now() FROM b10_rels;
-CREATE TABLE b10_lists (c int, gids text[], bounds bigint[]);
-INSERT INTO b10_lists
-SELECT c, array_agg(global_id ORDER BY i), array_agg(i::bigint ORDER BY i)
-  FROM b10_rels, (VALUES ($k), ($n)) v(c) WHERE i <= c GROUP BY c;
-VACUUM ANALYZE;
-SQL
+	scale_register "$n" '30000 days'
+	# The baseline: a plain table shaped like mzcoord.compaction_bounds, and
+	# the lists its UPDATE reads.
+	scale_baseline_tables "$n" "$k"
 	echo "       registered in $((SECONDS - t0)) s"
 	wait_ready
 	sleep 3

@@ -12,14 +12,16 @@
 # Results go to the run's CSV (cases "N=<n> ...") and to
 # bench/results/scale.csv, which plot_scale draws as bench/results/scale.svg.
 
+# scale_register <n> [<retain history>]: tables p1..pn, registered, and
+# b10_rels listing them.
 scale_register() {
-	local n=$1
+	local n=$1 retain=${2:-}
 	sql <<SQL >/dev/null
 DO \$\$
 BEGIN
     FOR i IN 1..$n LOOP
         EXECUTE format('CREATE TABLE %I (a int)', 'p' || i);
-        PERFORM mzcoord.create_table(('p' || i)::regclass);
+        PERFORM mzcoord.create_table(('p' || i)::regclass$([ -n "$retain" ] && echo ", '$retain'"));
         IF i % 500 = 0 THEN COMMIT; END IF;
     END LOOP;
 END

@@ -86,6 +86,30 @@ shows_contents_at(Oid relid, int64 at, Snapshot snapshot)
 }
 
 /*
+ * Turn the relation entry rte into a scan of the set-returning function
+ * rtf.  The function checks SELECT on the relation itself, as the same
+ * user, so the entry asks for no permission of its own.
+ */
+static void
+become_function_scan(RangeTblEntry *rte, RangeTblFunction *rtf)
+{
+	rte->rtekind = RTE_FUNCTION;
+	rte->functions = list_make1(rtf);
+	rte->funcordinality = false;
+	rte->inh = false;
+	rte->relid = InvalidOid;
+	rte->relkind = 0;
+	rte->rellockmode = 0;
+	rte->tablesample = NULL;
+	rte->requiredPerms = 0;
+	rte->checkAsUser = InvalidOid;
+	rte->selectedCols = NULL;
+	rte->insertedCols = NULL;
+	rte->updatedCols = NULL;
+	rte->extraUpdatedCols = NULL;
+}
+
+/*
  * Turn a relation entry into a function scan of funcid(NULL::rel, at
  * [, sign]): read_at, or _updates_at with the sign of the updates to read.
  */
@@ -111,21 +135,7 @@ read_through_function(RangeTblEntry *rte, Oid funcid, int64 at, int sign)
 	rtf->funccolcount = RelationGetNumberOfAttributes(rel);
 	table_close(rel, NoLock);
 
-	rte->rtekind = RTE_FUNCTION;
-	rte->functions = list_make1(rtf);
-	rte->funcordinality = false;
-	rte->inh = false;
-	rte->relid = InvalidOid;
-	rte->relkind = 0;
-	rte->rellockmode = 0;
-	rte->tablesample = NULL;
-	/* The function checks SELECT on the relation itself, as the same user. */
-	rte->requiredPerms = 0;
-	rte->checkAsUser = InvalidOid;
-	rte->selectedCols = NULL;
-	rte->insertedCols = NULL;
-	rte->updatedCols = NULL;
-	rte->extraUpdatedCols = NULL;
+	become_function_scan(rte, rtf);
 }
 
 static bool
@@ -420,22 +430,8 @@ mzcoord_read_history_rows(RangeTblEntry *rte, int64 lo, int64 hi, bool base)
 	fe->funcretset = true;
 	rtf->funcexpr = (Node *) fe;
 
-	rte->rtekind = RTE_FUNCTION;
-	rte->functions = list_make1(rtf);
-	rte->funcordinality = false;
+	become_function_scan(rte, rtf);
 	rte->eref = makeAlias(rte->eref->aliasname, list_copy(names));
-	rte->inh = false;
-	rte->relid = InvalidOid;
-	rte->relkind = 0;
-	rte->rellockmode = 0;
-	rte->tablesample = NULL;
-	/* The function checks SELECT on the relation itself, as the same user. */
-	rte->requiredPerms = 0;
-	rte->checkAsUser = InvalidOid;
-	rte->selectedCols = NULL;
-	rte->insertedCols = NULL;
-	rte->updatedCols = NULL;
-	rte->extraUpdatedCols = NULL;
 	return natts;
 }
 

@@ -530,20 +530,17 @@ prepare_incremental(const ViewRow *v, Relation rel)
 }
 
 /*
- * The view's change at ts from its inputs' updates, as its owner, in a
- * subtransaction.  False if the incremental path cannot decide this time,
- * or raised a data error: then the time is recomputed (and the error, if
- * the query has it too, recorded there), its writes undone.  Any other
- * error is thrown on.
+ * Run step(arg) as role, in a subtransaction.  Returns false, its writes
+ * undone, if it raised a data error (the caller then evaluates the times
+ * one by one, which puts the error at its time); any other error is thrown
+ * on.
  */
 static bool
-incremental_one(MzcIncremental *inc, Relation rel, const MzcHistory *h,
-				MzcRowSet *prev, int64 ts, MzcRefreshResult *res)
+run_as_owner(Oid role, bool (*step) (void *arg), void *arg)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
-	int64		changed = 0;
-	bool		done = false;
+	volatile bool ok = false;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
@@ -553,9 +550,8 @@ incremental_one(MzcIncremental *inc, Relation rel, const MzcHistory *h,
 		int			save_sec;
 		int			save_nest;
 
-		save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
-										 &save_sec);
-		done = mzcoord_incremental_step(inc, h, prev, ts, &changed);
+		save_nest = mzcoord_become_owner(role, &save_user, &save_sec);
+		ok = step(arg);
 		mzcoord_restore_user(save_user, save_sec, save_nest);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
@@ -574,15 +570,51 @@ incremental_one(MzcIncremental *inc, Relation rel, const MzcHistory *h,
 		if (!mzcoord_is_data_error(edata->sqlerrcode))
 			ReThrowError(edata);
 		FreeErrorData(edata);
-		done = false;
+		ok = false;
 	}
 	PG_END_TRY();
-	if (done)
-	{
-		res->rows_changed += changed;
-		res->incremental++;
-	}
-	return done;
+	return ok;
+}
+
+/* The arguments of one incremental step (incremental_one, interval_one). */
+typedef struct IncStep
+{
+	MzcIncremental *inc;
+	const MzcHistory *h;
+	MzcRowSet  *prev;
+	int64		lo;				/* the time (incremental_one), or the interval */
+	int64		hi;
+	int64		end;			/* out: the first time not refreshed */
+	int64		changed;		/* out */
+	int			ntimes;			/* out */
+} IncStep;
+
+static bool
+one_time_step(void *arg)
+{
+	IncStep    *a = arg;
+
+	return mzcoord_incremental_step(a->inc, a->h, a->prev, a->lo, &a->changed);
+}
+
+/*
+ * The view's change at ts from its inputs' updates, as its owner, in a
+ * subtransaction.  False if the incremental path cannot decide this time,
+ * or raised a data error: then the time is recomputed (and the error, if
+ * the query has it too, recorded there), its writes undone.  Any other
+ * error is thrown on.
+ */
+static bool
+incremental_one(MzcIncremental *inc, Relation rel, const MzcHistory *h,
+				MzcRowSet *prev, int64 ts, MzcRefreshResult *res)
+{
+	IncStep		a = {inc, h, prev, ts, 0, 0, 0, 0};
+
+	if (!run_as_owner(rel->rd_rel->relowner, one_time_step, &a))
+		return false;
+	res->rows_changed += a.changed;
+	res->incremental++;
+	return true;
 }
 
 /* A row of the view's history contents, into a row set (arg). */
@@ -815,6 +847,16 @@ interval_end(const ViewRow *v, int64 from, int64 m, int64 max_updates)
 	return end;
 }
 
+static bool
+interval_step(void *arg)
+{
+	IncStep    *a = arg;
+
+	a->end = mzcoord_incremental_interval(a->inc, a->h, a->prev, a->lo, a->hi,
+										  &a->changed, &a->ntimes);
+	return true;
+}
+
 /*
  * The incremental step over [lo, hi) (incremental.c), as the view's owner,
  * in a subtransaction: false, its writes undone, if it raised a data
@@ -826,53 +868,16 @@ interval_one(MzcIncremental *inc, Relation rel, const MzcHistory *h,
 			 MzcRowSet *prev, int64 lo, int64 hi, int64 *end,
 			 MzcRefreshResult *res)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	int64		changed = 0;
-	int			ntimes = 0;
-	bool		ok = true;
+	IncStep		a = {inc, h, prev, lo, hi, lo, 0, 0};
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		Oid			save_user;
-		int			save_sec;
-		int			save_nest;
-
-		save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
-										 &save_sec);
-		*end = mzcoord_incremental_interval(inc, h, prev, lo, hi, &changed,
-											&ntimes);
-		mzcoord_restore_user(save_user, save_sec, save_nest);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (!mzcoord_is_data_error(edata->sqlerrcode))
-			ReThrowError(edata);
-		FreeErrorData(edata);
-		ok = false;
-	}
-	PG_END_TRY();
-	if (ok)
-	{
-		res->rows_changed += changed;
-		res->times += ntimes;
-		res->incremental += ntimes;
-		res->intervals++;
-	}
-	return ok;
+	if (!run_as_owner(rel->rd_rel->relowner, interval_step, &a))
+		return false;
+	*end = a.end;
+	res->rows_changed += a.changed;
+	res->times += a.ntimes;
+	res->incremental += a.ntimes;
+	res->intervals++;
+	return true;
 }
 
 /*
