@@ -444,7 +444,7 @@ SQL
 # creation.  Prints nothing.
 settle_idle() {
 	for _ in $(seq 1 1200); do
-		[ "$(sql -c "SELECT coalesce(bool_and(b.bound > c.as_of + 1000), true)
+		[ "$(sql -c "SELECT coalesce(bool_and(b.bound > c.as_of + 1), true)
 		               FROM mzcoord.collections c
 		               JOIN mzcoord.compaction_bounds b USING (global_id)
 		               JOIN mzcoord.items i ON i.id = c.item_id

@@ -449,39 +449,33 @@ cmp_state_round(const void *a, const void *b)
 
 /*
  * The collections this step looks at, into infos (room for
- * MZC_COMPACT_SCAN plus the published ones): those whose bound the last
- * tick published (their since may have moved), then, least recently
- * looked at first, those that may have updates above their compacted
- * frontier.  Nothing else can become due: an idle collection costs
- * nothing.  States of collections that are gone are forgotten.  Returns
- * the number.
+ * MZC_COMPACT_SCAN): the collections whose bound the tick published join
+ * those that may have updates above their compacted frontier, and at most
+ * MZC_COMPACT_SCAN of them are looked at, least recently looked at first.
+ * Nothing else can become due: an idle collection costs nothing, and
+ * however many bounds one tick published, a step looks at a bounded
+ * number.  States of collections that are gone are forgotten.  Returns the
+ * number.
  */
 static int
 candidates(MzcCollectionInfo *infos, const int64 *published, int npublished)
 {
 	HASH_SEQ_STATUS status;
 	MzcCompactState *st;
-	MzcCompactState **pending = palloc(sizeof(MzcCompactState *) *
-									   Max(hash_get_num_entries(compact_states), 1));
+	MzcCompactState **pending;
 	int			npending = 0;
 	int			n = 0;
 
-	for (int i = 0; i < npublished; i++)
-		if (mzcoord_ctl_peek_gid(published[i], &infos[n]))
-			n++;
+	remember_pending(published, npublished);
+	pending = palloc(sizeof(MzcCompactState *) *
+					 Max(hash_get_num_entries(compact_states), 1));
 	hash_seq_init(&status, compact_states);
 	while ((st = hash_seq_search(&status)) != NULL)
 		if (st->pending)
 			pending[npending++] = st;
 	qsort(pending, npending, sizeof(MzcCompactState *), cmp_state_round);
-	for (int i = 0; i < npending && i < MZC_COMPACT_SCAN; i++)
+	for (int i = 0; i < npending && n < MZC_COMPACT_SCAN; i++)
 	{
-		bool		listed = false;
-
-		for (int k = 0; k < n && !listed; k++)
-			listed = infos[k].gid == pending[i]->gid;
-		if (listed)
-			continue;
 		if (mzcoord_ctl_peek_gid(pending[i]->gid, &infos[n]))
 			n++;
 		else
@@ -493,7 +487,7 @@ candidates(MzcCollectionInfo *infos, const int64 *published, int npublished)
 /*
  * In one transaction: the candidates (see candidates), their states loaded,
  * and those due for compaction (see find_due), into due_gid and due_since
- * (room for MZC_COMPACT_SCAN plus npublished).  Returns -1, having looked
+ * (room for MZC_COMPACT_SCAN).  Returns -1, having looked
  * at nothing, if the extension is not ready.  Leaves compact_cxt current.
  */
 static int
@@ -514,7 +508,7 @@ select_due(const int64 *published, int npublished, TimestampTz now,
 		CommitTransactionCommand();
 		return -1;
 	}
-	infos = palloc(sizeof(MzcCollectionInfo) * (MZC_COMPACT_SCAN + npublished));
+	infos = palloc(sizeof(MzcCollectionInfo) * MZC_COMPACT_SCAN);
 	n = candidates(infos, published, npublished);
 	load_missing_states(infos, n);
 	ndue = find_due(infos, n, now, due_gid, due_since);
@@ -559,8 +553,8 @@ mzcoord_storage_tick(void)
 		return;
 	}
 	scan_round++;
-	due_gid = palloc(sizeof(int64) * (MZC_COMPACT_SCAN + npublished));
-	due_since = palloc(sizeof(int64) * (MZC_COMPACT_SCAN + npublished));
+	due_gid = palloc(sizeof(int64) * MZC_COMPACT_SCAN);
+	due_since = palloc(sizeof(int64) * MZC_COMPACT_SCAN);
 	ndue = select_due(published, npublished, start, due_gid, due_since);
 	if (ndue <= 0)
 	{

@@ -305,6 +305,10 @@ my $t1 = $node->safe_psql('postgres', q{
 $node->poll_query_until('postgres',
 	"SELECT since > $t1 FROM mzcoord.frontiers WHERE relation = 'c'::regclass")
   or die 'the since of c did not pass its first write';
+# From here on c keeps its history (the since stays, P6), so that the view
+# can be compared with c at its as-of after the restart, however soon the
+# view's release of c is published.
+$node->safe_psql('postgres', q{SELECT mzcoord.set_retain_history('c', '1 hour')});
 $node->safe_psql('postgres', q{
 	ALTER SYSTEM SET mzcoord.read_only = on;
 	SELECT pg_reload_conf();
