@@ -107,8 +107,12 @@ BEGIN
     RETURN NEXT;
 END
 $$;
-SELECT d.name, c.equal > 0 AS some_equal, c.differ, c.unreadable = 0 AS all_readable,
-       c.unreadable >= 100 AS mostly_unreadable
+-- r and rr may show the last time they evaluated, if it is a write time
+-- (when their step ran right after the last write); no other.
+SELECT d.name, CASE WHEN d.name IN ('r', 'rr') THEN c.equal <= 1
+                    ELSE c.equal > 0 END AS readable_as_expected,
+       c.differ, c.unreadable = 0 AS all_readable,
+       c.unreadable >= 99 AS mostly_unreadable
   FROM kp.defs d, kp.check_view(d.name) c ORDER BY d.name;
 
 -- The incremental views changed at each write time, all from the updates;
@@ -137,7 +141,7 @@ SELECT e.sqlstate, e.message ~ '^the materialized view was not evaluated at time
   FROM mzcoord.view_errors e JOIN mzcoord.items i ON i.id = e.item_id
  WHERE i.name = 'r';
 SELECT try(format('SELECT * FROM mzcoord.read_at(NULL::kp.r, %s)',
-                         (SELECT max(ts) - 1 FROM kp.times)));
+                         (SELECT min(ts) FROM kp.times)));
 -- The time it evaluated is readable and right.
 SELECT (SELECT count(*) FROM mzcoord.read_at(NULL::kp.r, s.unevaluated_before)) =
        (SELECT count(DISTINCT g) FROM mzcoord.read_at(NULL::kp.t, s.unevaluated_before)) AS evaluated

@@ -131,6 +131,8 @@ typedef struct ViewRow
 	int64	   *inputs;			/* global ids */
 } ViewRow;
 
+static bool inputs_in_error(const ViewRow *v, int64 from, int64 upto);
+
 /* Read the view's catalog row with a fresh snapshot; false if it is gone. */
 static bool
 read_view_row(int64 gid, ViewRow *v)
@@ -638,21 +640,7 @@ add_content_row(void *arg, TupleTableSlot *row, int64 count)
 static bool
 input_view_in_error(const ViewRow *v, int64 ts)
 {
-	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	bool		found = false;
-
-	for (int i = 0; i < v->ninputs && !found; i++)
-	{
-		MzcCollectionInfo info;
-		MzcViewError err;
-
-		if (mzcoord_ctl_lookup_gid(v->inputs[i], &info) &&
-			info.kind == MZC_KIND_MATERIALIZED_VIEW)
-			found = mzcoord_view_error_in(v->inputs[i], snapshot,
-										  ts > 0 ? ts - 1 : ts, ts, &err);
-	}
-	UnregisterSnapshot(snapshot);
-	return found;
+	return inputs_in_error(v, ts > 0 ? ts - 1 : ts, ts);
 }
 
 /*
