@@ -80,6 +80,12 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM mzcoord.check_consistency(
 # The epoch row is guarded; a superuser who disables the guard and deletes
 # it stops the coordinator, whose start then says what is wrong and how to
 # repair it (issue 19).  The hinted repair lets the next start succeed.
+# Every write is published at the next tick from here on, so that the
+# next publication, which finds the row gone, follows the write below.
+$node->safe_psql('postgres', q{ALTER SYSTEM SET mzcoord.publish_interval = 0});
+$node->reload;
+$node->poll_query_until('postgres', q{SELECT current_setting('mzcoord.publish_interval') = '0'})
+  or die 'publish_interval not reloaded';
 $logpos = -s $node->logfile;
 $node->safe_psql('postgres', q{
 	ALTER TABLE mzcoord.coordinator_epoch DISABLE TRIGGER coordinator_epoch_guard;
