@@ -77,8 +77,6 @@ typedef struct MzcSlotInfo
 	bool		held_back;		/* at the tick's last look, something (a
 								 * lease, a dependent) held its since below
 								 * its policy (tick.c) */
-	bool		pending;		/* in the tick's ring of tables with history
-								 * above their bound (tick.c) */
 	bool		reconfigured;	/* a new policy, not yet published (set by
 								 * publish.c, cleared by tick.c) */
 	bool		clamped;		/* its last bound was held below the since

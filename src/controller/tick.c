@@ -74,20 +74,6 @@ static MzcPersistRow *pending_rows = NULL;
 static int	npending_rows = 0;
 
 /*
- * The tables that still have history above their bound but nothing to
- * publish now (their since follows a policy that moves slowly, or waits
- * for the publish interval): the tick revisits them at a bounded rate,
- * each about once per publish_interval, a share of them per tick, instead
- * of every tick (worker only; in TopMemoryContext, sized to the capacity
- * once; entries are checked against the slot's gid, since a slot may be
- * reused).  MzcSlotInfo.pending says whether a slot is in it.
- */
-static int32 *ring_slot = NULL;
-static int64 *ring_gid = NULL;
-static int	ring_head = 0;		/* the oldest entry (a circular buffer) */
-static int	nring = 0;
-
-/*
  * The collections whose bound the committed ticks published, until the
  * compaction step takes them (worker only; in TopMemoryContext).
  */
@@ -96,7 +82,6 @@ static int	npublished = 0;
 static int	published_room = 0;
 
 static bool publish_or_yield(MzcPersistRow *rows, int n);
-static void ring_add_locked(int32 s);
 
 /*
  * Where the timeline holds a materialized view (or an index, which follows
@@ -699,7 +684,7 @@ needs_persist_locked(int32 s, mzc_frontier since, mzc_frontier upper,
 		!TimestampDifferenceExceeds(info->persisted_at, now,
 									mzcoord_publish_interval))
 	{
-		ring_add_locked(s);		/* look again in about an interval */
+		mzcoord_ctl_mark_recheck(s);	/* look again next tick */
 		return false;
 	}
 	return true;
@@ -753,7 +738,7 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 		if (mzc_frontier_lt(since, mzc_policy_frontier(&c->policy, c->upper)))
 			mzcoord_ctl_info[s].held_back = true;
 		if (table_has_more_locked(s))
-			ring_add_locked(s);
+			mzcoord_ctl_mark_recheck(s);
 		return 0;
 	}
 	row->slot = s;
@@ -804,61 +789,6 @@ collect_changed_locked(MzcPersistRow *rows, const int32 *visit, int nvisit,
 	return nrows;
 }
 
-/* Allocate the ring (before the tick's exclusive section). */
-static void
-ring_init(void)
-{
-	if (ring_slot != NULL)
-		return;
-	ring_slot = MemoryContextAlloc(TopMemoryContext,
-								   sizeof(int32) * mzcoord_ctl->capacity);
-	ring_gid = MemoryContextAlloc(TopMemoryContext,
-								  sizeof(int64) * mzcoord_ctl->capacity);
-}
-
-/* Leave slot s in the ring for a later visit; caller holds the lock. */
-static void
-ring_add_locked(int32 s)
-{
-	MzcSlotInfo *info = &mzcoord_ctl_info[s];
-	int			at;
-
-	if (info->pending || nring >= mzcoord_ctl->capacity)
-		return;
-	info->pending = true;
-	at = (ring_head + nring) % mzcoord_ctl->capacity;
-	ring_slot[at] = s;
-	ring_gid[at] = info->gid;
-	nring++;
-}
-
-/*
- * Take the ring's share of this tick onto the recheck list, oldest first:
- * enough that every entry is taken about once per publish_interval (all of
- * them at 0).  Caller holds the lock exclusively.
- */
-static void
-ring_take_locked(void)
-{
-	int			share = nring;
-
-	if (mzcoord_publish_interval > mzcoord_tick_interval)
-		share = (int) (((int64) nring * mzcoord_tick_interval +
-						mzcoord_publish_interval - 1) / mzcoord_publish_interval);
-	for (int i = 0; i < share && nring > 0; i++)
-	{
-		int32		s = ring_slot[ring_head];
-		int64		gid = ring_gid[ring_head];
-
-		ring_head = (ring_head + 1) % mzcoord_ctl->capacity;
-		nring--;
-		if (mzcoord_ctl_info[s].gid != gid)
-			continue;			/* reused since */
-		mzcoord_ctl_info[s].pending = false;
-		mzcoord_ctl_mark_recheck(s);
-	}
-}
-
 /*
  * The slots the tick visits besides the dirty ones, each once: the tables
  * written since the last tick join the recheck list, which is taken.
@@ -873,7 +803,6 @@ take_visits_locked(int32 *visit)
 
 	for (int i = 0; i < nwritten; i++)
 		mzcoord_ctl_mark_recheck(visit[i]);
-	ring_take_locked();
 	return mzcoord_ctl_take_rechecks(visit);
 }
 
@@ -907,15 +836,12 @@ mzcoord_controller_tick(void)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "mzcoord: SPI_connect failed");
 	PushActiveSnapshot(GetTransactionSnapshot());
-	ring_init();
 
 	/* The coordinator's first transaction with the extension: its epoch. */
 	mzcoord_authority_begin(ext);
 
 	if (need_boot)
 	{
-		nring = 0;				/* every table is looked at after a bootstrap */
-		ring_head = 0;
 		mzcoord_ctl_bootstrap(ext);
 		PopActiveSnapshot();
 		SPI_finish();
@@ -1064,7 +990,7 @@ mzcoord_controller_tick_committed(void)
 				mzc_frontier_lt(pending_rows[i].since, pending_rows[i].committed))
 				mzcoord_ctl_mark_recheck(pending_rows[i].slot);
 			else if (table_has_more_locked(pending_rows[i].slot))
-				ring_add_locked(pending_rows[i].slot);
+				mzcoord_ctl_mark_recheck(pending_rows[i].slot);
 			/* The live since may follow the bound now committed, no further. */
 			if (mzcoord_ctl_slots[pending_rows[i].slot].state == MZC_COLL_ACTIVE)
 				mzcoord_ctl_durable_hold_advance_locked(pending_rows[i].slot,
