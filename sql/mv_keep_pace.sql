@@ -124,7 +124,8 @@ SELECT i.name, m.times - b.times = (SELECT count(DISTINCT ts) FROM kp.times t
   FROM mzcoord.maintenance m JOIN mzcoord.items i ON i.id = m.item_id
   JOIN before b ON b.name = i.name
  WHERE i.name = 's';
-SELECT i.name, m.times - b.times AS times, m.incremental_times - b.incremental_times AS incremental
+SELECT i.name, m.times - b.times BETWEEN 1 AND 2 AS one_or_two_times,
+       m.incremental_times - b.incremental_times AS incremental
   FROM mzcoord.maintenance m JOIN mzcoord.items i ON i.id = m.item_id
   JOIN before b ON b.name = i.name
  WHERE i.name = 'r';
