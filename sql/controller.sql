@@ -174,9 +174,10 @@ COMMIT;
 SELECT wait_until(format($$SELECT since > %s FROM mzcoord.frontiers
                            WHERE relation = 'ct1'::regclass$$, :pinned));
 
--- The durable since in the catalog catches up with the controller's.
-SELECT wait_until($$SELECT c.since = f.since FROM mzcoord.collections c
-                     JOIN mzcoord.frontiers f ON f.global_id = c.global_id
+-- The durable since in the catalog (the compaction bound) catches up with
+-- the controller's.
+SELECT wait_until($$SELECT b.bound = f.since FROM mzcoord.compaction_bounds b
+                     JOIN mzcoord.frontiers f ON f.global_id = b.global_id
                     WHERE f.relation = 'ct1'::regclass$$);
 
 -- A since that only follows its policy is published at most once per
@@ -193,15 +194,15 @@ SELECT wait_until(format($$SELECT upper - %s > 2000 FROM mzcoord.frontiers
                            WHERE relation = 'ct1'::regclass$$, :held_since)) AS timeline_moved;
 SELECT wait_ticks(3);
 SELECT f.since = :held_since AS since_waits_for_catalog,
-       f.since = c.since AS live_is_durable,
+       f.since = b.bound AS live_is_durable,
        f.upper - f.since > 2000 AS policy_would_move
-  FROM mzcoord.collections c JOIN mzcoord.frontiers f ON f.global_id = c.global_id
+  FROM mzcoord.compaction_bounds b JOIN mzcoord.frontiers f ON f.global_id = b.global_id
  WHERE f.relation = 'ct1'::regclass;
 ALTER SYSTEM RESET mzcoord.publish_interval;
 SELECT pg_reload_conf();
-SELECT wait_until(format($$SELECT f.since > %s AND c.since = f.since
-                             FROM mzcoord.collections c
-                             JOIN mzcoord.frontiers f ON f.global_id = c.global_id
+SELECT wait_until(format($$SELECT f.since > %s AND b.bound = f.since
+                             FROM mzcoord.compaction_bounds b
+                             JOIN mzcoord.frontiers f ON f.global_id = b.global_id
                             WHERE f.relation = 'ct1'::regclass$$, :held_since)) AS caught_up;
 
 -- ---------------------------------------------------------------------

@@ -71,8 +71,8 @@ SELECT wait_until(format($$SELECT behind_policy_ms > 1500 FROM mzcoord.leases
 SELECT relation, since = :held AS since_at_lease
   FROM mzcoord.frontiers WHERE relation IN ('lt1'::regclass, 'lt2'::regclass)
  ORDER BY relation::text;
-SELECT c.since <= :held AS durable_since_not_past_lease
-  FROM mzcoord.collections c JOIN mzcoord.items i ON i.id = c.item_id
+SELECT b.bound <= :held AS durable_since_not_past_lease
+  FROM mzcoord.compaction_bounds b JOIN mzcoord.items i ON i.id = b.global_id
  WHERE i.relation = 'lt1'::regclass;
 
 -- A read at the lease's time needs no transaction hold.

@@ -64,14 +64,17 @@ typedef struct MzcBootRow
 } MzcBootRow;
 
 /*
- * Every name is qualified even though the coordinator pins search_path: the
- * query runs as superuser (see mzc_pin_search_path in worker.c).
+ * The durable since and upper come from mzcoord._durable_frontiers: the
+ * compaction bound of a collection that has one, and for a table the
+ * tables' shared upper.  Every name is qualified even though the
+ * coordinator pins search_path: the query runs as superuser (see
+ * mzc_pin_search_path in worker.c).
  */
 static const char *const boot_query =
 "SELECT c.global_id, c.item_id, i.kind, i.relation::pg_catalog.oid,"
 "       c.primary_id IS NULL,"
-"       CASE WHEN b.global_id IS NOT NULL THEN b.bound"
-"            ELSE coalesce(c.since, c.as_of) END, c.upper,"
+"       CASE WHEN b.global_id IS NOT NULL THEN d.since"
+"            ELSE coalesce(d.since, c.as_of) END, d.upper,"
 "       (pg_catalog.extract('epoch', i.retain_history)"
 "        OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8,"
 "       (SELECT pg_catalog.array_agg(ii.input_global_id ORDER BY ii.input_global_id)"
@@ -80,6 +83,8 @@ static const char *const boot_query =
 "       b.global_id IS NOT NULL"
 "  FROM mzcoord.collections c JOIN mzcoord.items i"
 "    ON i.id OPERATOR(pg_catalog.=) c.item_id"
+"  JOIN mzcoord._durable_frontiers d"
+"    ON d.global_id OPERATOR(pg_catalog.=) c.global_id"
 "  LEFT JOIN mzcoord.compaction_bounds b"
 "    ON b.global_id OPERATOR(pg_catalog.=) c.global_id"
 " ORDER BY pg_catalog.length(c.global_id), c.global_id";

@@ -623,18 +623,42 @@ mzcoord_lease_tick_locked(TimestampTz now)
 	return n;
 }
 
-/*
- * The meet of the times of the active leases on a slot ({} when none);
- * caller holds the controller lock.
- */
-mzc_frontier
-mzcoord_lease_limit_locked(int32 slot)
+static int
+cmp_limit(const void *a, const void *b)
 {
-	mzc_frontier f = mzc_frontier_empty();
+	int32		x = ((const MzcLeaseLimit *) a)->slot;
+	int32		y = ((const MzcLeaseLimit *) b)->slot;
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	return ((const MzcLeaseLimit *) a)->at < ((const MzcLeaseLimit *) b)->at ? -1 :
+		((const MzcLeaseLimit *) a)->at > ((const MzcLeaseLimit *) b)->at ? 1 : 0;
+}
+
+/* Room mzcoord_lease_limits_locked may need, in entries. */
+int
+mzcoord_lease_limits_room(void)
+{
+	return lease_area == NULL ? 0 : lease_area->capacity * MZC_LEASE_MAX_RELS;
+}
+
+/*
+ * Where the active leases hold each slot, for one tick: one entry per
+ * leased slot, the least time of its leases, sorted by slot, in room
+ * (allocated by the caller before it took the lock, with
+ * mzcoord_lease_limits_room entries).  The tick asks for many slots; one
+ * pass over the leases here keeps that independent of how many leases
+ * there are.  Caller holds the controller lock.
+ */
+MzcLeaseLimits
+mzcoord_lease_limits_locked(MzcLeaseLimit *room)
+{
+	MzcLeaseLimits lim = {room, 0};
 	int64		now_ms = ts_ms(GetCurrentTimestamp());
+	int			n = 0;
 
 	if (lease_area == NULL)
-		return f;
+		return lim;
 	for (int32 i = 0; i < lease_area->capacity; i++)
 	{
 		MzcLease   *l = &leases[i];
@@ -643,10 +667,39 @@ mzcoord_lease_limit_locked(int32 slot)
 			l->epoch != ctl_epoch() || lease_expired(l, now_ms))
 			continue;
 		for (int r = 0; r < l->nrels; r++)
-			if (l->slots[r] == slot)
-				f = mzc_frontier_meet(f, mzc_frontier_at(l->held_at));
+		{
+			room[n].slot = l->slots[r];
+			room[n].at = l->held_at;
+			n++;
+		}
 	}
-	return f;
+	/* Sorted by slot, then time: the first entry of a slot is its least. */
+	qsort(room, n, sizeof(MzcLeaseLimit), cmp_limit);
+	for (int i = 0; i < n; i++)
+		if (lim.n == 0 || room[lim.n - 1].slot != room[i].slot)
+			room[lim.n++] = room[i];
+	return lim;
+}
+
+/* The meet of the times of the active leases on slot in lim ({} if none). */
+mzc_frontier
+mzcoord_lease_limit_of(const MzcLeaseLimits *lim, int32 slot)
+{
+	int			lo = 0;
+	int			hi = lim->n;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (lim->entries[mid].slot < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < lim->n && lim->entries[lo].slot == slot)
+		return mzc_frontier_at(lim->entries[lo].at);
+	return mzc_frontier_empty();
 }
 
 /*

@@ -53,9 +53,25 @@ extern void mzcoord_lease_commit_locked(void);
 extern void mzcoord_lease_abort(void);
 extern void mzcoord_lease_subxact(int level, bool commit);
 
+/* Where the active leases hold the slots, for one tick. */
+typedef struct MzcLeaseLimit
+{
+	int32		slot;
+	mzc_ts		at;				/* the least held_at of its leases */
+} MzcLeaseLimit;
+
+typedef struct MzcLeaseLimits
+{
+	MzcLeaseLimit *entries;		/* sorted by slot, one per leased slot */
+	int			n;
+} MzcLeaseLimits;
+
 /* The tick, compaction bounds and read_at; caller holds the lock. */
 extern int	mzcoord_lease_tick_locked(TimestampTz now);
-extern mzc_frontier mzcoord_lease_limit_locked(int32 slot);
+extern int	mzcoord_lease_limits_room(void);
+extern MzcLeaseLimits mzcoord_lease_limits_locked(MzcLeaseLimit *room);
+extern mzc_frontier mzcoord_lease_limit_of(const MzcLeaseLimits *lim,
+										   int32 slot);
 extern bool mzcoord_lease_covers_locked(int32 slot, mzc_ts at, Oid role,
 										TimestampTz now);
 

@@ -7,19 +7,22 @@
  *	  once that is committed.
  *
  * Publication: the tick writes, in one set-based statement (publish_sql,
- * after lock_sql locked the rows), the compaction bound, the since and the upper of every collection whose
- * values changed (the core's dirty list and the recheck list).  The
- * proposal is meet(implied capability, the holds of dependent collections,
- * the leases on it): what the since will be after a restart, when
- * transaction holds are gone; the bound becomes join(old bound, proposal),
- * kept at or below every read requirement by the table's trigger, and the
- * since of mzcoord.collections mirrors it.  The statement runs only under
- * the coordinator's epoch (authority.c).  The durable hold of each
- * collection (publish.c) moves to the committed bound only after the
- * tick's transaction committed (tick_committed), so the live since never
- * passes the committed bound and no since regresses across a restart.  In
- * read-only mode (mzcoord.read_only) no bound is published.  A persist that did not commit leaves
- * MzcController.resync set, and the next tick compares every collection.
+ * after lock_sql locked the rows), the compaction bound of every
+ * collection whose since changed (the core's dirty list and the recheck
+ * list), the since and upper of an index (which has no bound), and the
+ * tables' shared upper.  The proposal is meet(implied capability, the
+ * holds of dependent collections, the leases on it): what the since will
+ * be after a restart, when transaction holds are gone; the bound becomes
+ * join(old bound, proposal), kept at or below every read requirement and
+ * active lease.  The bound is the collection's durable since (catalog 0.6:
+ * nothing mirrors it).  The statement runs only under the coordinator's
+ * epoch (authority.c).  The durable hold of each collection (publish.c)
+ * moves to the committed bound only after the tick's transaction committed
+ * (tick_committed), so the live since never passes the committed bound
+ * and no since regresses across a restart.  In read-only mode
+ * (mzcoord.read_only) no bound is published.  A persist that did not
+ * commit leaves MzcController.resync set, and the next tick compares every
+ * collection.
  *
  * Runs only in the coordinator, which is the only writer of `resync` (set
  * also by a bootstrap) and of the durable_* fields of MzcSlotInfo.
@@ -63,7 +66,8 @@ typedef struct MzcPersistRow
 	int64		gid;
 	mzc_frontier since;
 	mzc_frontier upper;
-	bool		own_upper;		/* the tick writes its upper (see below) */
+	MzcKind		kind;
+	bool		own_upper;		/* the tick writes its upper in its row */
 	bool		publish;		/* publish its bound (not in read-only mode) */
 	bool		written;		/* set by persist_rows */
 	mzc_frontier committed;		/* since written (the bound, for one with a bound) */
@@ -106,32 +110,30 @@ timeline_hold(int32 slot, mzc_ts table_upper)
 }
 
 /*
+ * What holds the slots besides their own capabilities, gathered once per
+ * tick: the holds dependents keep (min_dep_hold[slot], NULL when nothing
+ * has dependents) and the active leases.
+ */
+typedef struct MzcTickHolds
+{
+	const mzc_frontier *min_dep_hold;
+	MzcLeaseLimits leases;
+} MzcTickHolds;
+
+/*
  * Durable since of a slot: meet of its implied capability, the holds its
  * dependents keep on it, its active leases and the timeline's hold.
- * min_dep_hold may be NULL (no dependents).
  */
 static mzc_frontier
-durable_since(int32 slot, const mzc_frontier *min_dep_hold, mzc_ts table_upper)
+durable_since(int32 slot, const MzcTickHolds *holds, mzc_ts table_upper)
 {
 	mzc_frontier f = mzcoord_ctl_slots[slot].implied;
 
-	if (min_dep_hold != NULL)
-		f = mzc_frontier_meet(f, min_dep_hold[slot]);
+	if (holds->min_dep_hold != NULL)
+		f = mzc_frontier_meet(f, holds->min_dep_hold[slot]);
 	/* Nor beyond an active lease, which a restart must find protected. */
-	f = mzc_frontier_meet(f, mzcoord_lease_limit_locked(slot));
+	f = mzc_frontier_meet(f, mzcoord_lease_limit_of(&holds->leases, slot));
 	return mzc_frontier_meet(f, timeline_hold(slot, table_upper));
-}
-
-/*
- * Does the tick write the durable upper of a collection of this kind?  Not
- * of a source, a materialized view or a sink: their upper is their
- * progress, written by the transaction that makes it (an advance, a
- * refresh, an export) together with its data.  One writer per column.
- */
-bool
-mzcoord_tick_owns_upper(MzcKind kind)
-{
-	return kind == MZC_KIND_TABLE || kind == MZC_KIND_INDEX;
 }
 
 static int
@@ -151,42 +153,46 @@ cmp_row_slot(const void *a, const void *b)
 #define MZC_TICK_DEADLOCK_TIMEOUT "20"
 
 /*
- * The publication, two statements.  The first locks the catalog rows of
- * the collections to write: its collections row, and its bound if it has
- * one.  Rows that another transaction has locked (a source's upper
- * advance, DDL, a creation holding an input's bound FOR SHARE) are skipped
- * rather than waited for: the coordinator must not stall behind a user's
- * open transaction.  It returns the collections whose rows it holds.
+ * The publication, two statements.  The first locks the catalog rows to
+ * write: the compaction bound of a collection that has one, else its
+ * mzcoord.collections row.  Rows that another transaction has locked (a
+ * source's upper advance, DDL, a creation holding an input's bound FOR
+ * SHARE) are skipped rather than waited for: the coordinator must not
+ * stall behind a user's open transaction.  It returns the collections
+ * whose rows it holds.
  *
  * The second, with a snapshot taken after the locks (a creation that held
  * a bound FOR SHARE to record a requirement has committed, and its
  * requirement is seen), writes them set-based: the compaction bound
  * becomes join(old bound, proposal), clamped to at most the least read
  * requirement and active lease on the collection (and never below the old
- * bound); mzcoord.collections gets the upper and, as a mirror for its
- * readers, since = the bound (the proposal itself for a collection without
- * history).  The bound guard only checks monotonicity meanwhile (see
- * mzcoord_authority_set_clamping).  Every bound row is stamped with the
- * epoch, which the caller checked under lock.
+ * bound).  The bound is the durable since of a collection that has one;
+ * mzcoord.collections is written only for one without (an index: its
+ * since and upper).  A table's upper is the timeline's, written once per
+ * publication for all of them (write_timeline), never per table: a
+ * publication costs one row per changed bound.  The bound guard only
+ * checks monotonicity meanwhile (see mzcoord_authority_set_clamping).
+ * Every bound row is stamped with the epoch, which the caller checked
+ * under lock.  It returns each row written with its since; a row with a
+ * bound that is not to be published (read-only mode) is returned with the
+ * bound it has.
  *
  * Runs as superuser: every operator and function is qualified.  (The
  * multi-argument unnest in FROM cannot be: the parser expands it only
  * unqualified, into calls of pg_catalog.unnest.)
  */
 static const char *const lock_sql =
-"WITH free AS ("
-"  SELECT c.global_id FROM mzcoord.collections c"
-"   WHERE c.global_id OPERATOR(pg_catalog.=) ANY ($1)"
-"     FOR NO KEY UPDATE SKIP LOCKED),"
-" held AS ("
+"WITH held AS ("
 "  SELECT b.global_id FROM mzcoord.compaction_bounds b"
 "   WHERE b.global_id OPERATOR(pg_catalog.=) ANY ($1)"
-"     FOR NO KEY UPDATE SKIP LOCKED)"
-"SELECT f.global_id FROM free f"
-" WHERE EXISTS (SELECT 1 FROM held h"
-"                WHERE h.global_id OPERATOR(pg_catalog.=) f.global_id)"
-"    OR NOT EXISTS (SELECT 1 FROM mzcoord.compaction_bounds x"
-"                    WHERE x.global_id OPERATOR(pg_catalog.=) f.global_id)";
+"     FOR NO KEY UPDATE SKIP LOCKED),"
+" free AS ("
+"  SELECT c.global_id FROM mzcoord.collections c"
+"   WHERE c.global_id OPERATOR(pg_catalog.=) ANY ($1)"
+"     AND NOT EXISTS (SELECT 1 FROM mzcoord.compaction_bounds x"
+"                      WHERE x.global_id OPERATOR(pg_catalog.=) c.global_id)"
+"     FOR NO KEY UPDATE OF c SKIP LOCKED)"
+"SELECT h.global_id FROM held h UNION ALL SELECT f.global_id FROM free f";
 
 static const char *const publish_sql =
 "WITH v AS ("
@@ -222,15 +228,30 @@ static const char *const publish_sql =
 "         epoch = $5, published_at = pg_catalog.now()"
 "    FROM prop p"
 "   WHERE b.global_id OPERATOR(pg_catalog.=) p.global_id"
-"  RETURNING b.global_id, b.bound)"
-"UPDATE mzcoord.collections c"
-"   SET since = CASE WHEN NOT v.publish THEN c.since"
-"                    WHEN nb.global_id IS NULL THEN v.since"
-"                    ELSE nb.bound END,"
-"       upper = CASE WHEN v.own_upper THEN v.upper ELSE c.upper END"
-"  FROM v LEFT JOIN nb ON nb.global_id OPERATOR(pg_catalog.=) v.global_id"
-" WHERE c.global_id OPERATOR(pg_catalog.=) v.global_id"
-" RETURNING c.global_id, c.since";
+"  RETURNING b.global_id, b.bound),"
+" nc AS ("
+"  UPDATE mzcoord.collections c"
+"     SET since = CASE WHEN v.publish THEN v.since ELSE c.since END,"
+"         upper = CASE WHEN v.own_upper THEN v.upper ELSE c.upper END"
+"    FROM v"
+"   WHERE c.global_id OPERATOR(pg_catalog.=) v.global_id"
+"     AND NOT EXISTS (SELECT 1 FROM mzcoord.compaction_bounds x"
+"                      WHERE x.global_id OPERATOR(pg_catalog.=) v.global_id)"
+"  RETURNING c.global_id, c.since)"
+"SELECT nb.global_id, nb.bound FROM nb"
+" UNION ALL SELECT nc.global_id, nc.since FROM nc"
+" UNION ALL SELECT v.global_id, b.bound"
+"   FROM v JOIN mzcoord.compaction_bounds b"
+"          ON b.global_id OPERATOR(pg_catalog.=) v.global_id"
+"  WHERE NOT v.publish";
+
+/*
+ * The tables' shared durable upper: the timeline as of this publication
+ * (never lowered).  A bootstrap resumes the timeline at or above it.
+ */
+static const char *const timeline_sql =
+"UPDATE mzcoord.coordinator_epoch SET timeline = $1"
+" WHERE timeline IS NULL OR timeline OPERATOR(pg_catalog.<) $1";
 
 static int
 cmp_row_gid(const void *a, const void *b)
@@ -328,6 +349,29 @@ lock_rows(MzcPersistRow *rows, int n)
 }
 
 /*
+ * If a table's row was written, move the tables' shared upper to the
+ * timeline they were published at (timeline_sql).
+ */
+static void
+write_timeline(MzcPersistRow *rows, int n)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	mzc_ts		upper = 0;
+
+	for (int i = 0; i < n; i++)
+		if (rows[i].written && rows[i].kind == MZC_KIND_TABLE &&
+			!rows[i].upper.empty && rows[i].upper.ts > upper)
+			upper = rows[i].upper.ts;
+	if (upper == 0)
+		return;
+	values[0] = Int64GetDatum(upper);
+	if (SPI_execute_with_args(timeline_sql, 1, argtypes, values, NULL, false,
+							  0) != SPI_OK_UPDATE)
+		elog(ERROR, "mzcoord: could not write the table timeline");
+}
+
+/*
  * Write rows[0..n) (all locked by lock_rows, sorted by gid) with
  * publish_sql, the bound guard leaving the clamp to the statement.
  */
@@ -375,10 +419,11 @@ write_rows(MzcPersistRow *rows, int n)
 		mzcoord_authority_set_clamping(false);
 	}
 	PG_END_TRY();
-	if (rc != SPI_OK_UPDATE_RETURNING)
+	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "mzcoord: could not publish frontiers: %s",
 			 SPI_result_code_string(rc));
 	mark_written(rows, n);
+	write_timeline(rows, n);
 }
 
 /*
@@ -712,7 +757,7 @@ table_has_more_locked(int32 s)
  */
 static int
 collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
-					const mzc_frontier *min_dep_hold, TimestampTz now)
+					const MzcTickHolds *holds, TimestampTz now)
 {
 	mzc_collection *c = &mzcoord_ctl_slots[s];
 	mzc_frontier since;
@@ -727,7 +772,7 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 	}
 	if (c->state != MZC_COLL_ACTIVE)
 		return 0;				/* free, or dropped: its catalog row is gone */
-	since = durable_since(s, min_dep_hold, table_upper);
+	since = durable_since(s, holds, table_upper);
 	/* Read-only: nothing is published, the since stays at its bound. */
 	if (mzcoord_read_only && mzcoord_ctl_info[s].persisted)
 		since = mzcoord_ctl_info[s].durable_since;
@@ -745,7 +790,16 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 	row->gid = mzcoord_ctl_info[s].gid;
 	row->since = since;
 	row->upper = upper;
-	row->own_upper = mzcoord_tick_owns_upper(mzcoord_ctl_info[s].kind);
+	row->kind = mzcoord_ctl_info[s].kind;
+
+	/*
+	 * The tick writes the upper of an index in its row, and the tables'
+	 * shared one (write_timeline).  Not that of a source, a materialized
+	 * view or a sink: their upper is their progress, written by the
+	 * transaction that makes it (an advance, a refresh, an export) together
+	 * with its data.  One writer per column.
+	 */
+	row->own_upper = row->kind == MZC_KIND_INDEX;
 	row->publish = !mzcoord_read_only;
 	return 1;
 }
@@ -758,7 +812,7 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
  */
 static int
 collect_changed_locked(MzcPersistRow *rows, const int32 *visit, int nvisit,
-					   mzc_ts table_upper, const mzc_frontier *min_dep_hold,
+					   mzc_ts table_upper, const MzcTickHolds *holds,
 					   bool resync, TimestampTz now)
 {
 	int			nrows = 0;
@@ -768,20 +822,20 @@ collect_changed_locked(MzcPersistRow *rows, const int32 *visit, int nvisit,
 		for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
 			if (mzcoord_ctl_slots[s].state != MZC_COLL_FREE)
 				nrows += collect_slot_locked(s, &rows[nrows], table_upper,
-											 min_dep_hold, now);
+											 holds, now);
 		return nrows;
 	}
 	for (int32 s = mzc_colls_dirty_first(&mzcoord_ctl->colls); s != MZC_NIL;
 		 s = mzc_colls_dirty_next(&mzcoord_ctl->colls, s))
 		nrows += collect_slot_locked(s, &rows[nrows], table_upper,
-									 min_dep_hold, now);
+									 holds, now);
 	for (int i = 0; i < nvisit; i++)
 	{
 		/* A dirty slot was looked at above already. */
 		if (mzcoord_ctl_slots[visit[i]].dirty)
 			continue;
 		nrows += collect_slot_locked(visit[i], &rows[nrows], table_upper,
-									 min_dep_hold, now);
+									 holds, now);
 	}
 
 	/* Write in slot order, as a scan of every slot would. */
@@ -823,6 +877,8 @@ mzcoord_controller_tick(void)
 	int			nvisit;
 	int32		tracked;
 	mzc_frontier *min_dep_hold;
+	MzcLeaseLimit *lease_room;
+	MzcTickHolds holds;
 	bool		any_deps;
 	MemoryContext cxt = CurrentMemoryContext;
 	TimestampTz now = GetCurrentTimestamp();
@@ -858,6 +914,7 @@ mzcoord_controller_tick(void)
 	 */
 	rows = MemoryContextAlloc(cxt, sizeof(MzcPersistRow) * mzcoord_ctl->capacity);
 	visit = palloc(sizeof(int32) * mzcoord_ctl->capacity);
+	lease_room = palloc(sizeof(MzcLeaseLimit) * Max(mzcoord_lease_limits_room(), 1));
 	min_dep_hold = NULL;
 	if (tracked > 0)
 	{
@@ -889,8 +946,9 @@ mzcoord_controller_tick(void)
 		dependent_holds_locked(min_dep_hold);
 		recheck_inputs_of_changed_locked();
 	}
-	nrows = collect_changed_locked(rows, visit, nvisit, table_upper,
-								   any_deps ? min_dep_hold : NULL,
+	holds.min_dep_hold = any_deps ? min_dep_hold : NULL;
+	holds.leases = mzcoord_lease_limits_locked(lease_room);
+	nrows = collect_changed_locked(rows, visit, nvisit, table_upper, &holds,
 								   mzcoord_ctl->resync, now);
 	mzc_colls_clear_dirty(&mzcoord_ctl->colls);
 	if (nrows > 0)
@@ -1026,3 +1084,4 @@ mzcoord_controller_advance_timeline(void)
 	}
 	LWLockRelease(mzcoord_ctl->lock);
 }
+

@@ -18,9 +18,6 @@
 /* Inside the coordinator's transaction; takes the controller lock. */
 extern void mzcoord_controller_tick(void);
 
-/* Whether the tick writes the durable upper of this kind (tick.c). */
-extern bool mzcoord_tick_owns_upper(MzcKind kind);
-
 /* After that transaction committed. */
 extern void mzcoord_controller_tick_committed(void);
 

@@ -96,10 +96,8 @@ COMMENT ON COLUMN mzcoord.collections.primary_id IS
 'NULL for the primary (current) version of an item; for an alias, the global id of its primary';
 COMMENT ON COLUMN mzcoord.collections.as_of IS
 'The since chosen when the collection was created (registration time, creation time or as-of)';
-COMMENT ON COLUMN mzcoord.collections.since IS
-'Durable since, persisted by the controller; NULL means the empty frontier';
-COMMENT ON COLUMN mzcoord.collections.upper IS
-'Durable upper, persisted by the controller; NULL means the empty frontier';
+-- The comments on since and upper are in part 83 (their meaning changed in
+-- catalog 0.6).
 
 CREATE TABLE mzcoord.item_inputs (
     item_id         text NOT NULL,

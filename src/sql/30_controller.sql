@@ -195,29 +195,16 @@ GRANT SELECT ON mzcoord.holds TO PUBLIC;
 CREATE VIEW mzcoord._check_controller AS
 SELECT check_name, object, detail FROM mzcoord._controller_validate();
 
+-- The checks that need a collection's durable since, which is its
+-- compaction bound when it has one, are in part 83.
 CREATE VIEW mzcoord._check_controller_catalog AS
-SELECT 'catalog collection in shared memory'::text AS check_name,
-       c.global_id AS object,
-       'the catalog has the collection, the controller does not'::text AS detail
-  FROM mzcoord.collections c
- WHERE c.since IS NOT NULL
-   AND (SELECT ready FROM mzcoord.controller_status())
-   AND NOT EXISTS (SELECT 1 FROM mzcoord._controller_collections() s
-                    WHERE s.global_id = c.global_id)
-UNION ALL
-SELECT 'shared memory collection in catalog', s.global_id,
-       'the controller has an active collection the catalog does not have'
+SELECT 'shared memory collection in catalog'::text AS check_name,
+       s.global_id AS object,
+       'the controller has an active collection the catalog does not have'::text AS detail
   FROM mzcoord._controller_collections() s
  WHERE s.state = 'active'
    AND NOT EXISTS (SELECT 1 FROM mzcoord.collections c
                     WHERE c.global_id = s.global_id)
-UNION ALL
-SELECT 'durable since', s.global_id,
-       format('the catalog since %s differs from what the controller persisted, %s',
-              c.since, s.durable_since)
-  FROM mzcoord._controller_collections() s
-  JOIN mzcoord.collections c ON c.global_id = s.global_id
- WHERE s.durable_since IS NOT NULL AND c.since IS DISTINCT FROM s.durable_since
 UNION ALL
 SELECT 'relation', s.global_id,
        format('the controller maps relation %s, the catalog %s', s.relation, i.relation)
@@ -227,15 +214,11 @@ SELECT 'relation', s.global_id,
  WHERE s.state = 'active' AND c.primary_id IS NULL
    AND s.relation IS DISTINCT FROM i.relation
 UNION ALL
-SELECT 'catalog collection dropped in shared memory', s.global_id,
-       format('the catalog has the collection, the controller has it %s', s.state)
-  FROM mzcoord._controller_collections() s
-  JOIN mzcoord.collections c ON c.global_id = s.global_id
- WHERE s.state <> 'active' AND c.since IS NOT NULL
-UNION ALL
--- The tick persists a table's upper from the live timeline, which never
--- goes back; a durable upper beyond it means the timeline did.  (A source's
+-- A table's durable upper comes from the live timeline, which never goes
+-- back; a durable upper beyond it means the timeline did.  (A source's
 -- upper is written before the controller publishes it: not comparable.)
+-- Since catalog 0.6 the tables share one durable upper (part 83); the row
+-- keeps what catalog 0.5 last wrote.
 SELECT 'upper went back', s.global_id,
        format('the catalog has upper %s, the controller %s', c.upper, s.upper)
   FROM mzcoord._controller_collections() s

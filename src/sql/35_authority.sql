@@ -51,8 +51,7 @@ CREATE TABLE mzcoord.compaction_bounds (
     CONSTRAINT compaction_bounds_epoch_check CHECK (epoch >= 0)
 );
 
-COMMENT ON TABLE mzcoord.compaction_bounds IS
-'How far each collection with history may be compacted (the authority; the since of mzcoord.collections mirrors it)';
+-- Its table comment is in part 83 (catalog 0.6 stopped mirroring it).
 COMMENT ON COLUMN mzcoord.compaction_bounds.bound IS
 'Compaction bound: no history below it needs to be kept; never decreases; NULL means the empty frontier';
 COMMENT ON COLUMN mzcoord.compaction_bounds.epoch IS
@@ -346,13 +345,6 @@ BEGIN
       FROM mzcoord.compaction_bounds b
       JOIN mzcoord.lease_records l ON b.global_id = ANY (l.global_ids)
      WHERE l.expires_at > now() AND (b.bound IS NULL OR b.bound > l.held_at)
-    UNION ALL
-    SELECT 'since mirrors bound', b.global_id,
-           format('mzcoord.collections has since %s, the bound is %s',
-                  coalesce(c.since::text, '{}'), coalesce(b.bound::text, '{}'))
-      FROM mzcoord.compaction_bounds b
-      JOIN mzcoord.collections c ON c.global_id = b.global_id
-     WHERE c.since IS DISTINCT FROM b.bound
     UNION ALL
     SELECT 'since above compaction bound', s.global_id,
            format('the live since %s is above the committed bound %s',

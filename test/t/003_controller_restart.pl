@@ -36,8 +36,8 @@ is($node->safe_psql('postgres',
 
 # Wait until the catalog has what the controller persisted.
 $node->poll_query_until('postgres', q{
-	SELECT bool_and(c.since = s.durable_since)
-	  FROM mzcoord.collections c
+	SELECT bool_and(d.since = s.durable_since)
+	  FROM mzcoord._durable_frontiers d
 	  JOIN mzcoord._controller_collections() s USING (global_id)
 	 WHERE s.durable_since IS NOT NULL})
   or die 'frontiers not persisted';

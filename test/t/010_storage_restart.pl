@@ -81,7 +81,7 @@ like($before, qr/^src@\d+: \(1,a\) \(1,a\) \(2,b\)$/m, 'the snapshot shows multi
 my $frontiers_before = $node->safe_psql('postgres', q{
 	SELECT string_agg(format('%s %s %s %s', s.global_id, s.compacted, c.upper, f.since),
 	                  ',' ORDER BY s.global_id)
-	  FROM mzcoord.storage s JOIN mzcoord.collections c USING (global_id)
+	  FROM mzcoord.storage s JOIN mzcoord._durable_frontiers c USING (global_id)
 	  JOIN mzcoord.frontiers f ON f.global_id = s.global_id});
 my $last_write = $node->safe_psql('postgres', q{
 	SELECT greatest((SELECT max(ts) FROM mzcoord.history_u1),
@@ -114,7 +114,7 @@ my %after = map { my ($g, @v) = split / /; ($g => \@v) } split /,/,
   $node->safe_psql('postgres', q{
 	SELECT string_agg(format('%s %s %s %s', s.global_id, s.compacted, c.upper, f.since),
 	                  ',' ORDER BY s.global_id)
-	  FROM mzcoord.storage s JOIN mzcoord.collections c USING (global_id)
+	  FROM mzcoord.storage s JOIN mzcoord._durable_frontiers c USING (global_id)
 	  JOIN mzcoord.frontiers f ON f.global_id = s.global_id});
 foreach my $row (split /,/, $frontiers_before)
 {

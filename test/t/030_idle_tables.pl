@@ -4,7 +4,7 @@
 #
 # Every row the coordinator writes to mzcoord.compaction_bounds and
 # mzcoord.collections is counted by a trigger the test adds (counted, not
-# timed).  Phase 1: 2,000 idle tables over 300 ticks: no row is written.
+# timed); a table's publication writes its bound only.  Phase 1: 2,000 idle tables over 300 ticks: no row is written.
 # Phase 2: 20 of them written every few ticks for about 30 s: each is
 # published at most once per interval (plus one), and its bound follows
 # the writes (compaction is not starved); the idle ones are still not
@@ -116,6 +116,12 @@ cmp_ok($most, '<=', $allowed,
 is($node->safe_psql('postgres', qq{
 	SELECT count(*) FROM written w JOIN tables t USING (global_id) WHERE t.i > $nbusy}),
 	'0', 'the idle tables are still not written');
+# A table's durable since is its bound and its upper the tables' shared
+# one: publishing a written table writes its bound row only (catalog 0.6).
+is($node->safe_psql('postgres', q{SELECT count(*) FROM written WHERE tab = 'collections'}),
+	'0', 'no mzcoord.collections row is written for a table');
+cmp_ok($node->safe_psql('postgres', q{SELECT count(*) FROM written WHERE tab = 'compaction_bounds'}),
+	'>', 0, 'the written tables\' bounds were published');
 
 # The written tables' bounds follow their writes: compaction is not
 # starved by the coalescing.

@@ -1,0 +1,10 @@
+-- ---------------------------------------------------------------------------
+-- Backfill of a 0.5 catalog (issue 20), after the new fragment and the
+-- changed functions.  Runs in ALTER EXTENSION's transaction; a 0.6
+-- coordinator does not tick against the catalog until it commits.
+--
+-- Nothing to fill: the tables' shared upper starts NULL, and a bootstrap
+-- takes each table's durable upper as the greater of it and the upper
+-- catalog 0.5 left in the table's row (mzcoord._durable_frontiers).  The
+-- mirrored sinces are left as they are; nothing reads them.
+-- ---------------------------------------------------------------------------
