@@ -439,12 +439,13 @@ SQL
 }
 
 # Wait until every table's compaction bound has passed its registration
-# (the last thing written to it): the steady state of an idle catalog, which
-# the coordinator reaches within about two publish intervals of the last
-# creation.  Prints nothing.
+# (the last thing written to it) and the compaction step has examined every
+# published bound (mzcoord.compaction_status().pending = 0): the steady
+# state of an idle catalog.  Prints nothing.
 settle_idle() {
-	for _ in $(seq 1 1200); do
+	for _ in $(seq 1 2400); do
 		[ "$(sql -c "SELECT coalesce(bool_and(b.bound > c.as_of + 1), true)
+		                    AND (SELECT pending = 0 FROM mzcoord.compaction_status())
 		               FROM mzcoord.collections c
 		               JOIN mzcoord.compaction_bounds b USING (global_id)
 		               JOIN mzcoord.items i ON i.id = c.item_id
@@ -518,7 +519,7 @@ bench_catalog() {
 		done
 	fi
 	create_items big "$first_big" "$NCAT" >/dev/null
-	say "waiting until the $NCAT tables are idle (bounds past their registration)"
+	say "waiting until the $NCAT tables are idle (bounds past their registration, nothing pending compaction)"
 	settle_idle
 
 	if want B7; then
@@ -616,7 +617,7 @@ SQL
 bench_b10() {
 	local n=$NPUB k=$((NPUB / 100))
 	say "B10: publication with $n collections, $k (1%) and $n (100%) changed"
-	pgctl stop -m fast >/dev/null
+	pgctl stop -m fast -t 600 >/dev/null
 	start_cluster "$BENCH_DIR/b10" $((n + 1000))
 	say "B10: registering $n tables (retain history 30000 days: their sinces stay)"
 	local t0=$SECONDS
@@ -1085,4 +1086,4 @@ want B10 && bench_b10	# it replaces the cluster with one of its own
 [[ ",$ONLY," == *",SCALE,"* ]] && bench_scale
 
 report
-pgctl stop -m fast >/dev/null
+pgctl stop -m fast -t 600 >/dev/null

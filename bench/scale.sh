@@ -56,7 +56,7 @@ bench_scale() {
 	for n in $sizes; do
 		local k=$((n / 100))
 		say "SCALE: $n tables"
-		pgctl stop -m fast >/dev/null 2>&1 || true
+		pgctl stop -m fast -t 600 >/dev/null 2>&1 || true
 		start_cluster "$BENCH_DIR/scale" $((n + 1000))
 		local et ew it iw
 		et=$(mean_tick_ms); ew=$(wal_bytes_per_s)
@@ -85,7 +85,7 @@ bench_scale() {
 		record B10 "N=$n 100% changed" mzcoord ms 1 "$ma"
 		record B10 "N=$n 100% changed" baseline ms 1 "$ba"
 		echo "$n,$et,$it,$ew,$iw,$m1,$ma,$b1,$ba" >>"$out.tmp"
-		pgctl stop -m fast >/dev/null
+		pgctl stop -m fast -t 600 >/dev/null
 	done
 	mv "$out.tmp" "$out"
 	plot_scale "$out" "$RESULTS_DIR/scale.svg"

@@ -23,6 +23,7 @@
 #include "miscadmin.h"
 #include "storage/ipc.h"
 
+#include "autocompact.h"
 #include "controller.h"
 #include "dispatch.h"
 #include "extension.h"
@@ -82,6 +83,12 @@ dispatch_area_init(LWLockPadded *locks, bool found)
 }
 
 static void
+compaction_area_init(LWLockPadded *locks, bool found)
+{
+	mzcoord_compaction_shmem_init();
+}
+
+static void
 controller_area_init(LWLockPadded *locks, bool found)
 {
 	mzcoord_controller_shmem_init(&locks[MZC_LOCK_CONTROLLER].lock, found);
@@ -96,7 +103,7 @@ _PG_init(void)
 	/*
 	 * In initialisation order: the worker status, the oracle, the
 	 * controller, its leases, the DROP EXTENSION guard, the maintenance
-	 * slots.
+	 * slots, the compaction step's counters.
 	 */
 	mzcoord_shmem_register(mzcoord_worker_shmem_size, mzcoord_worker_shmem_init);
 	mzcoord_shmem_register(mzcoord_oracle_shmem_size, oracle_area_init);
@@ -104,6 +111,7 @@ _PG_init(void)
 	mzcoord_shmem_register(mzcoord_lease_shmem_size, lease_area_init);
 	mzcoord_shmem_register(mzcoord_drop_guard_shmem_size, drop_guard_area_init);
 	mzcoord_shmem_register(mzcoord_dispatch_shmem_size, dispatch_area_init);
+	mzcoord_shmem_register(mzcoord_compaction_shmem_size, compaction_area_init);
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = mzc_shmem_request_hook;
 	prev_shmem_startup_hook = shmem_startup_hook;

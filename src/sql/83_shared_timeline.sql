@@ -73,3 +73,22 @@ SELECT 'table timeline went back', s.global_id,
    AND s.upper IS NOT NULL AND s.upper < e.timeline;
 
 REVOKE ALL ON mzcoord._check_durable_frontiers FROM PUBLIC;
+
+-- The compaction step's counters since the server started (the step is in
+-- src/storage/autocompact.c): how many collections may still have updates
+-- to compact (what the next steps choose from, at most 128 a step), the
+-- steps run, the collections they examined and the compactions they ran.
+CREATE FUNCTION mzcoord.compaction_status(
+    OUT pending bigint,
+    OUT steps bigint,
+    OUT examined bigint,
+    OUT compactions bigint)
+RETURNS record
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'mzcoord_compaction_status';
+
+COMMENT ON FUNCTION mzcoord.compaction_status() IS
+'Counters of the coordinator''s compaction step: collections pending, steps, collections examined, compactions run';
+
+REVOKE ALL ON FUNCTION mzcoord.compaction_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION mzcoord.compaction_status() TO PUBLIC;

@@ -43,10 +43,13 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "lib/ilist.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "port/atomics.h"
 #include "storage/lmgr.h"
+#include "storage/shmem.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -96,13 +99,93 @@ typedef struct MzcCompactState
 	TimestampTz compacted_at;
 	TimestampTz retry_after;
 	uint64		round;			/* round in which it was last loaded */
-	bool		pending;		/* may have updates above the compacted frontier */
+	bool		pending;		/* may have updates above the compacted
+								 * frontier (then on pending_states) */
+	dlist_node	pending_node;
 	int64		changes_seen;	/* the history's write counters when last probed */
 } MzcCompactState;
 
 static HTAB *compact_states = NULL;
+/* The pending states: what a step chooses from, without a walk of all. */
+static dlist_head pending_states = DLIST_STATIC_INIT(pending_states);
+static int64 npending_states = 0;
 static MemoryContext compact_cxt = NULL;
 static uint64 scan_round = 1;	/* counts the compaction steps */
+
+/*
+ * What the compaction step shows (mzcoord.compaction_status()): written
+ * only by the coordinator, read by anyone; each value on its own.
+ */
+typedef struct MzcCompactionShared
+{
+	pg_atomic_uint64 pending;	/* collections that may have updates to compact */
+	pg_atomic_uint64 steps;
+	pg_atomic_uint64 examined;	/* collections looked at, all steps */
+	pg_atomic_uint64 compactions;	/* compactions run, all steps */
+} MzcCompactionShared;
+
+static MzcCompactionShared *compaction_shared = NULL;
+
+Size
+mzcoord_compaction_shmem_size(void)
+{
+	return MAXALIGN(sizeof(MzcCompactionShared));
+}
+
+void
+mzcoord_compaction_shmem_init(void)
+{
+	bool		found;
+
+	compaction_shared = ShmemInitStruct("mzcoord compaction",
+										mzcoord_compaction_shmem_size(), &found);
+	if (!found)
+	{
+		pg_atomic_init_u64(&compaction_shared->pending, 0);
+		pg_atomic_init_u64(&compaction_shared->steps, 0);
+		pg_atomic_init_u64(&compaction_shared->examined, 0);
+		pg_atomic_init_u64(&compaction_shared->compactions, 0);
+	}
+}
+
+/* A new state: not pending until set_pending says so. */
+static void
+init_state(MzcCompactState *st)
+{
+	st->histid = InvalidOid;
+	st->retry_after = 0;
+	st->known = false;
+	st->round = 0;
+	st->pending = false;
+	st->changes_seen = -1;
+}
+
+/* Keep st on pending_states exactly while st->pending. */
+static void
+set_pending(MzcCompactState *st, bool pending)
+{
+	if (pending && !st->pending)
+	{
+		dlist_push_tail(&pending_states, &st->pending_node);
+		npending_states++;
+	}
+	else if (!pending && st->pending)
+	{
+		dlist_delete(&st->pending_node);
+		npending_states--;
+	}
+	st->pending = pending;
+}
+
+/* Forget a state (its collection is gone). */
+static void
+forget_state(MzcCompactState *st)
+{
+	int64		gid = st->gid;
+
+	set_pending(st, false);
+	(void) hash_search(compact_states, &gid, HASH_REMOVE, NULL);
+}
 
 /* Load the storage rows of the given collections into compact_states. */
 static void
@@ -118,10 +201,7 @@ load_states(int64 *gids, int n)
 		MzcCompactState *st = hash_search(compact_states, &gids[i], HASH_ENTER, &found);
 
 		if (!found)
-		{
-			st->histid = InvalidOid;
-			st->retry_after = 0;
-		}
+			init_state(st);
 		st->known = false;
 		st->round = scan_round;
 		elems[i] = CStringGetTextDatum(mzcoord_gid_text(gids[i]));
@@ -153,7 +233,7 @@ load_states(int64 *gids, int n)
 		{
 			/* New to us (or a new history under a reused id): probe it. */
 			st->histid = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
-			st->pending = true;
+			set_pending(st, true);
 			st->changes_seen = -1;
 			st->retry_after = 0;
 		}
@@ -229,10 +309,10 @@ compaction_due(MzcCompactState *st, int64 since, TimestampTz now)
 	st->changes_seen = changes;
 	if (count_between(st->histid, st->tsidx, st->compacted, PG_INT64_MAX, 1) == 0)
 	{
-		st->pending = false;
+		set_pending(st, false);
 		return false;
 	}
-	st->pending = true;
+	set_pending(st, true);
 	n = count_between(st->histid, st->tsidx, st->compacted, since, limit);
 	if (n == 0)
 		return false;
@@ -273,7 +353,7 @@ compact_one(MzcCompactState *st, int64 since)
 			if (ok)
 			{
 				st->compacted = res.frontier;
-				st->pending = true;
+				set_pending(st, true);
 				if (res.compacted)
 				{
 					st->base = res.rows_out;
@@ -427,13 +507,8 @@ remember_pending(const int64 *gids, int n)
 										  HASH_ENTER, &found);
 
 		if (!found)
-		{
-			st->histid = InvalidOid;
-			st->retry_after = 0;
-			st->known = false;
-			st->round = 0;
-		}
-		st->pending = true;
+			init_state(st);
+		set_pending(st, true);
 	}
 }
 
@@ -460,26 +535,23 @@ cmp_state_round(const void *a, const void *b)
 static int
 candidates(MzcCollectionInfo *infos, const int64 *published, int npublished)
 {
-	HASH_SEQ_STATUS status;
-	MzcCompactState *st;
+	dlist_iter	iter;
 	MzcCompactState **pending;
 	int			npending = 0;
 	int			n = 0;
 
 	remember_pending(published, npublished);
-	pending = palloc(sizeof(MzcCompactState *) *
-					 Max(hash_get_num_entries(compact_states), 1));
-	hash_seq_init(&status, compact_states);
-	while ((st = hash_seq_search(&status)) != NULL)
-		if (st->pending)
-			pending[npending++] = st;
+	pending = palloc(sizeof(MzcCompactState *) * Max(npending_states, 1));
+	dlist_foreach(iter, &pending_states)
+		pending[npending++] = dlist_container(MzcCompactState, pending_node,
+											  iter.cur);
 	qsort(pending, npending, sizeof(MzcCompactState *), cmp_state_round);
 	for (int i = 0; i < npending && n < MZC_COMPACT_SCAN; i++)
 	{
 		if (mzcoord_ctl_peek_gid(pending[i]->gid, &infos[n]))
 			n++;
 		else
-			(void) hash_search(compact_states, &pending[i]->gid, HASH_REMOVE, NULL);
+			forget_state(pending[i]);
 	}
 	return n;
 }
@@ -510,12 +582,20 @@ select_due(const int64 *published, int npublished, TimestampTz now,
 	}
 	infos = palloc(sizeof(MzcCollectionInfo) * MZC_COMPACT_SCAN);
 	n = candidates(infos, published, npublished);
+	pg_atomic_fetch_add_u64(&compaction_shared->examined, n);
 	load_missing_states(infos, n);
 	ndue = find_due(infos, n, now, due_gid, due_since);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(compact_cxt);
 	return ndue;
+}
+
+/* Show how many collections are pending, after a step. */
+static void
+show_pending(void)
+{
+	pg_atomic_write_u64(&compaction_shared->pending, (uint64) npending_states);
 }
 
 /*
@@ -549,19 +629,15 @@ mzcoord_storage_tick(void)
 	if (!mzcoord_auto_compact || mzcoord_read_only)
 	{
 		remember_pending(published, npublished);
+		show_pending();
 		MemoryContextSwitchTo(oldcxt);
 		return;
 	}
 	scan_round++;
+	pg_atomic_fetch_add_u64(&compaction_shared->steps, 1);
 	due_gid = palloc(sizeof(int64) * MZC_COMPACT_SCAN);
 	due_since = palloc(sizeof(int64) * MZC_COMPACT_SCAN);
 	ndue = select_due(published, npublished, start, due_gid, due_since);
-	if (ndue <= 0)
-	{
-		MemoryContextSwitchTo(oldcxt);
-		return;
-	}
-
 	for (int i = 0; i < ndue; i++)
 	{
 		MzcCompactState *st = hash_search(compact_states, &due_gid[i], HASH_FIND, NULL);
@@ -574,9 +650,37 @@ mzcoord_storage_tick(void)
 		if (i > 0 && GetCurrentTimestamp() >= deadline)
 			break;
 		if (st != NULL)
+		{
 			compact_one(st, due_since[i]);
+			pg_atomic_fetch_add_u64(&compaction_shared->compactions, 1);
+		}
 		MemoryContextSwitchTo(compact_cxt);
 	}
-	pgstat_report_activity(STATE_IDLE, NULL);
+	if (ndue > 0)
+		pgstat_report_activity(STATE_IDLE, NULL);
+	show_pending();
 	MemoryContextSwitchTo(oldcxt);
+}
+
+/*
+ * mzcoord.compaction_status(): the compaction step's counters since the
+ * server started.  Anyone may read them (counts only).
+ */
+PG_FUNCTION_INFO_V1(mzcoord_compaction_status);
+Datum
+mzcoord_compaction_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("function returning record called in context that cannot accept type record")));
+	values[0] = Int64GetDatum((int64) pg_atomic_read_u64(&compaction_shared->pending));
+	values[1] = Int64GetDatum((int64) pg_atomic_read_u64(&compaction_shared->steps));
+	values[2] = Int64GetDatum((int64) pg_atomic_read_u64(&compaction_shared->examined));
+	values[3] = Int64GetDatum((int64) pg_atomic_read_u64(&compaction_shared->compactions));
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }

@@ -13,6 +13,11 @@
 
 #include "postgres.h"
 
+/* Shared memory (registered by _PG_init): the step's counters. */
+extern Size mzcoord_compaction_shmem_size(void);
+extern void mzcoord_compaction_shmem_init(void);
+
+/* The coordinator's step, after its tick committed. */
 extern void mzcoord_storage_tick(void);
 
 #endif							/* MZCOORD_AUTOCOMPACT_H */
