@@ -10,6 +10,9 @@ ALTER SYSTEM SET mzcoord.auto_compact = off;
 SELECT pg_reload_conf();
 SELECT wait_ticks(3);   -- the coordinator reloads before its next tick
 CREATE TEMP TABLE sp_c AS SELECT compacted FROM mzcoord.storage WHERE relation = 'sp'::regclass;
+-- The compaction step's counters: no compaction runs while paused.
+SELECT compactions AS compactions_before, steps AS steps_before
+  FROM mzcoord.compaction_status() \gset
 SELECT history AS sp_hist FROM mzcoord.storage WHERE relation = 'sp'::regclass \gset
 
 UPDATE sp SET v = 1;
@@ -23,6 +26,12 @@ SELECT wait_until(format($$SELECT f.since > (SELECT max(ts) FROM %s)
 SELECT wait_ticks(10);
 SELECT s.compacted = c.compacted AS not_compacted
   FROM mzcoord.storage s, sp_c c WHERE s.relation = 'sp'::regclass;
+-- What the tick published meanwhile is remembered as pending, and no step
+-- ran a compaction.
+SELECT pending > 0 AS remembered_while_paused,
+       compactions = :compactions_before AS none_while_paused,
+       steps = :steps_before AS no_steps_while_paused
+  FROM mzcoord.compaction_status();
 SELECT count(*) FROM mzcoord.read_at(NULL::sp, (SELECT since FROM mzcoord.frontiers
                                                   WHERE relation = 'sp'::regclass))
  WHERE v = 2;
@@ -31,6 +40,8 @@ ALTER SYSTEM RESET mzcoord.auto_compact;
 SELECT pg_reload_conf();
 SELECT wait_until($$SELECT s.compacted > c.compacted FROM mzcoord.storage s, sp_c c
                     WHERE s.relation = 'sp'::regclass$$) AS compacted_again;
+SELECT compactions > :compactions_before AS counted, steps > :steps_before AS stepped
+  FROM mzcoord.compaction_status();
 SELECT count(*) FROM mzcoord.read_at(NULL::sp, (SELECT since FROM mzcoord.frontiers
                                                   WHERE relation = 'sp'::regclass))
  WHERE v = 2;
