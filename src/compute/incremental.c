@@ -82,6 +82,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "storage/bufmgr.h"
 #include "parser/parsetree.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -1427,13 +1428,18 @@ history_column(int rti, int natts, bool diff)
  * The run of entry i over [lo, hi) (see above): the row-by-row query with
  * every relation entry read through mzcoord._history_rows, the temporal
  * conditions added, and the time and multiplicity as two more columns.
+ * Two exceptions, see "The other side of a join" below: an entry with
+ * direct[j] is read as the relation itself (at lo - 1, each row once),
+ * and entry i, given its updates as delta_rows, reads them as constants.
  */
 static Query *
-interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi)
+interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi,
+			  const bool *direct, List *delta_rows)
 {
 	Query	   *q = copyObject(inc->rows_query);
 	int			nrtes = list_length(q->rtable);
 	int		   *natts = palloc0(sizeof(int) * nrtes);
+	bool	   *timed = palloc0(sizeof(bool) * nrtes);
 	Node	   *quals = q->jointree->quals;
 	Expr	   *mult = NULL;
 	int			ncols = list_length(q->targetList);
@@ -1442,7 +1448,14 @@ interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi)
 	{
 		RangeTblEntry *rte = rt_fetch(j + 1, q->rtable);
 
-		if (rte->rtekind == RTE_RELATION)
+		if (rte->rtekind != RTE_RELATION || (j != i && direct[j]))
+			continue;
+		timed[j] = true;
+		if (j == i && delta_rows != NIL)
+		{
+			natts[j] = mzcoord_read_values(rte, delta_rows);
+		}
+		else
 			natts[j] = mzcoord_read_history_rows(rte, lo, hi,
 												 j != i || inc->extremes);
 	}
@@ -1450,7 +1463,7 @@ interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi)
 	{
 		Expr	   *diff;
 
-		if (rt_fetch(j + 1, q->rtable)->rtekind != RTE_FUNCTION)
+		if (!timed[j])
 			continue;
 		diff = (Expr *) history_column(j + 1, natts[j], true);
 		mult = mult == NULL ? diff :
@@ -1475,11 +1488,158 @@ interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi)
 	return q;
 }
 
-/* Run every entry's term over [lo, hi) into r. */
+/* ----------------------------------------------------------------
+ * The other side of a join
+ *
+ * Entry i's run pairs each of its updates with the other entries'
+ * contents.  Read through _history_rows, an entry's contents at lo - 1
+ * are its whole history summed up, a function scan the planner can only
+ * hash or sort: every interval of a join of a written table with a large,
+ * rarely written one read all of the large one's history.  But an entry
+ * whose history has no update after lo - 1 in the snapshot the run uses
+ * shows exactly its contents at lo - 1 in its own relation (the relation
+ * and its history are written in one transaction; evaluate.c reads
+ * relations directly for the same reason), and has no update in the
+ * interval: it is read as the relation, with its indexes, its time lo - 1
+ * below every ts_i and its diff 1, so it needs neither its temporal
+ * condition nor a factor of the multiplicity.
+ *
+ * The planner then decides between looking the updates' join keys up in
+ * an index and scanning the relation once.  A function scan is estimated
+ * at a fixed 1,000 rows, which makes the scan look cheaper than it is;
+ * so when another entry is read directly, entry i's updates are given to
+ * the query as constant rows (a VALUES list, whose size the planner
+ * knows), in pieces (whole times; the run is linear in entry i's updates,
+ * so the pieces' runs add up to its run over the interval).  With its
+ * default costs the planner prefers one scan of a relation to index
+ * probes once a piece has more than about a three hundredth of the
+ * relation's rows, so a piece has at most a five hundredth of the rows of
+ * the smallest relation read directly: its keys are looked up.  A
+ * relation too small for pieces of MZC_DELTA_MIN_PIECE updates is cheap
+ * to scan: then the interval's updates are one piece.
+ * ----------------------------------------------------------------
+ */
+#define MZC_DELTA_ROWS_PER_UPDATE 500
+#define MZC_DELTA_MIN_PIECE 64
+
+/* The most updates of a piece joined with relation relid (see above). */
+static int
+piece_limit(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	double		rows = rel->rd_rel->reltuples;
+	int			limit;
+
+	/* Never analysed: about as many rows as fit its pages. */
+	if (rows < 0)
+		rows = (double) RelationGetNumberOfBlocks(rel) * 50;
+	table_close(rel, AccessShareLock);
+	if (rows / MZC_DELTA_ROWS_PER_UPDATE >= (double) PG_INT32_MAX)
+		return PG_INT32_MAX;
+	limit = (int) (rows / MZC_DELTA_ROWS_PER_UPDATE);
+	return limit < MZC_DELTA_MIN_PIECE ? PG_INT32_MAX : limit;
+}
+
+/* One update of a relation of descriptor desc as a row of Consts. */
+static List *
+delta_constants(TupleDesc desc, TupleTableSlot *row, int64 ts, int64 diff)
+{
+	List	   *consts = NIL;
+
+	slot_getallattrs(row);
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+		Datum		v = row->tts_values[a];
+
+		if (att->attisdropped)
+		{
+			consts = lappend(consts, makeNullConst(INT4OID, -1, InvalidOid));
+			continue;
+		}
+		if (!row->tts_isnull[a])
+			v = att->attlen == -1 ?
+				PointerGetDatum(PG_DETOAST_DATUM_COPY(v)) :
+				datumCopy(v, att->attbyval, att->attlen);
+		consts = lappend(consts,
+						 makeConst(att->atttypid, att->atttypmod,
+								   att->attcollation, att->attlen, v,
+								   row->tts_isnull[a], att->attbyval));
+	}
+	consts = lappend(consts, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+									   Int64GetDatum(ts), false,
+									   FLOAT8PASSBYVAL));
+	return lappend(consts, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+									 Int64GetDatum(diff), false,
+									 FLOAT8PASSBYVAL));
+}
+
+/*
+ * Entry i's updates from `from` on (below hi) in snapshot, as rows of
+ * Consts for mzcoord_read_values: those of whole times, stopping at a
+ * time once max have been read.  *end receives the first time not read.
+ */
+static List *
+delta_piece(Oid relid, Snapshot snapshot, int64 from, int64 hi, int max,
+			int64 *end)
+{
+	MzcHistory *h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+	Relation	rel = table_open(relid, NoLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	Relation	hrel = table_open(h->histid, AccessShareLock);
+	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
+	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
+	TupleTableSlot *row = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	IndexScanDesc scan;
+	ScanKeyData keys[2];
+	List	   *rows = NIL;
+	int			n = 0;
+	int64		last = -1;
+
+	*end = hi;
+	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(from));
+	ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT,
+				Int64GetDatum(hi));
+	scan = index_beginscan(hrel, idx, snapshot, 2, 0);
+	index_rescan(scan, keys, 2, NULL, 0);
+	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
+	{
+		int64		ts;
+		int64		diff;
+
+		CHECK_FOR_INTERRUPTS();
+		mzcoord_history_to_row(h, hslot, row, &ts, &diff);
+		if (ts < from || ts >= hi)
+			continue;
+		if (ts != last && n >= max)
+		{
+			*end = ts;
+			break;
+		}
+		last = ts;
+		rows = lappend(rows, delta_constants(desc, row, ts, diff));
+		n++;
+	}
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+	ExecDropSingleTupleTableSlot(row);
+	ExecDropSingleTupleTableSlot(hslot);
+	table_close(hrel, AccessShareLock);
+	table_close(rel, NoLock);
+	return rows;
+}
+
+/*
+ * Run every entry's term over [lo, hi) into r, all with one snapshot: the
+ * one that decides which entries are read directly (above).
+ */
 static void
 run_interval_terms(MzcIncremental *inc, int64 lo, int64 hi, DeltaReceiver *r)
 {
 	List	   *rtable = inc->rows_query->rtable;
+	int			nrtes = list_length(rtable);
+	bool	   *direct = palloc0(sizeof(bool) * nrtes);
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
 
 	r->pub.receiveSlot = rows_receive;
@@ -1488,15 +1648,45 @@ run_interval_terms(MzcIncremental *inc, int64 lo, int64 hi, DeltaReceiver *r)
 	r->pub.rDestroy = delta_destroy;
 	r->pub.mydest = DestNone;
 	r->inc = inc;
-	for (int i = 0; i < list_length(rtable); i++)
+	for (int j = 0; j < nrtes && !inc->extremes; j++)
+	{
+		RangeTblEntry *rte = rt_fetch(j + 1, rtable);
+
+		direct[j] = rte->rtekind == RTE_RELATION &&
+			mzcoord_shows_contents_at(rte->relid, lo - 1, snapshot);
+	}
+	for (int i = 0; i < nrtes; i++)
 	{
 		RangeTblEntry *rte = rt_fetch(i + 1, rtable);
+		bool		pieces = false;
+		int			limit = PG_INT32_MAX;
 
 		if (rte->rtekind != RTE_RELATION ||
 			!has_updates_between(rte->relid, lo, hi, snapshot))
 			continue;
-		mzcoord_evaluate_query(interval_term(inc, i, lo, hi), inc->text,
-							   &r->pub);
+		for (int j = 0; j < nrtes; j++)
+		{
+			if (j == i || !direct[j])
+				continue;
+			pieces = true;
+			limit = Min(limit, piece_limit(rt_fetch(j + 1, rtable)->relid));
+		}
+		if (!pieces)
+		{
+			mzcoord_evaluate_query(interval_term(inc, i, lo, hi, direct, NIL),
+								   inc->text, snapshot, &r->pub);
+			continue;
+		}
+		for (int64 from = lo, end; from < hi; from = end)
+		{
+			List	   *rows = delta_piece(rte->relid, snapshot, from, hi,
+										   limit, &end);
+
+			if (rows == NIL)
+				break;
+			mzcoord_evaluate_query(interval_term(inc, i, lo, hi, direct, rows),
+								   inc->text, snapshot, &r->pub);
+		}
 	}
 	UnregisterSnapshot(snapshot);
 }
