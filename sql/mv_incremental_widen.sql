@@ -8,7 +8,7 @@
 -- read_at of its inputs at every commit time, and every time after a
 -- view's first was refreshed from the updates.
 --
-CREATE EXTENSION IF NOT EXISTS dblink;
+CREATE EXTENSION dblink;
 CREATE SCHEMA wd;
 CREATE TABLE wd.t (k int, g int, v int, w bigint, s smallint);
 INSERT INTO wd.t VALUES (1, 1, 10, 100, 1), (2, 1, NULL, NULL, NULL), (3, 2, 5, 7, 2),
@@ -191,5 +191,6 @@ SELECT i.name, m.times - b.times > 10 AS many_times,
 SELECT * FROM mzcoord.check_consistency();
 SELECT count(mzcoord.drop(('wd.' || name)::regclass)) AS dropped FROM wd.defs;
 DROP TABLE wd.t, wd.fact, wd.dim;
+DROP EXTENSION dblink;
 DROP SCHEMA wd CASCADE;
 SELECT * FROM mzcoord.check_consistency();
