@@ -103,7 +103,7 @@ BEGIN
                                     WHEN random() < 0.7 THEN 1 + floor(random() * 60)::int
                                     ELSE 1 + floor(random() * 33000)::int END,
                    CASE WHEN random() < 0.2 THEN NULL ELSE kk END
-              FROM generate_series(1, 3 + floor(random() * 10)::int) j;
+              FROM generate_series(1, CASE WHEN random() < 0.1 THEN 150 ELSE 3 + floor(random() * 10)::int END) j;
         ELSIF r < 0.93 THEN
             DELETE FROM wd.fact WHERE id BETWEEN kk AND kk + 3;
             UPDATE wd.fact SET a = coalesce(a, 0) + 1 WHERE id = kk + 5;

@@ -1679,18 +1679,21 @@ interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi,
  * at a fixed 1,000 rows, which makes the scan look cheaper than it is;
  * so when another entry is read directly, entry i's updates are given to
  * the query as constant rows (a VALUES list, whose size the planner
- * knows), in pieces (whole times; the run is linear in entry i's updates,
- * so the pieces' runs add up to its run over the interval).  With its
- * default costs the planner prefers one scan of a relation to index
- * probes once a piece has more than about a three hundredth of the
- * relation's rows, so a piece has at most a five hundredth of the rows of
- * the smallest relation read directly: its keys are looked up.  A
- * relation too small for pieces of MZC_DELTA_MIN_PIECE updates is cheap
- * to scan: then the interval's updates are one piece.
+ * knows), in pieces (the run is linear in each update of entry i, which
+ * carries its own time and diff, so the pieces' runs add up to its run
+ * over the interval).  With its default costs the planner prefers one
+ * scan of a relation to index probes once a piece has more than about a
+ * three hundredth of the relation's rows, so a piece has at most a five
+ * hundredth of the rows of the smallest relation read directly: its keys
+ * are looked up.  A relation too small for pieces of MZC_DELTA_MIN_PIECE
+ * updates is cheap to scan: then pieces are of MZC_DELTA_MAX_PIECE
+ * updates, which also bounds the memory of a piece's constants (one time
+ * may have a million updates).
  * ----------------------------------------------------------------
  */
 #define MZC_DELTA_ROWS_PER_UPDATE 500
 #define MZC_DELTA_MIN_PIECE 64
+#define MZC_DELTA_MAX_PIECE 5000
 
 /* The most updates of a piece joined with relation relid (see above). */
 static int
@@ -1704,10 +1707,10 @@ piece_limit(Oid relid)
 	if (rows < 0)
 		rows = (double) RelationGetNumberOfBlocks(rel) * 50;
 	table_close(rel, AccessShareLock);
-	if (rows / MZC_DELTA_ROWS_PER_UPDATE >= (double) PG_INT32_MAX)
-		return PG_INT32_MAX;
+	if (rows / MZC_DELTA_ROWS_PER_UPDATE >= MZC_DELTA_MAX_PIECE)
+		return MZC_DELTA_MAX_PIECE;
 	limit = (int) (rows / MZC_DELTA_ROWS_PER_UPDATE);
-	return limit < MZC_DELTA_MIN_PIECE ? PG_INT32_MAX : limit;
+	return limit < MZC_DELTA_MIN_PIECE ? MZC_DELTA_MAX_PIECE : limit;
 }
 
 /* One update of a relation of descriptor desc as a row of Consts. */
@@ -1745,14 +1748,16 @@ delta_constants(TupleDesc desc, TupleTableSlot *row, int64 ts, int64 diff)
 }
 
 /*
- * Entry i's updates from `from` on (below hi) in snapshot, as rows of
- * Consts for mzcoord_read_values: those of whole times, stopping at a
- * time once max have been read.  *end receives the first time not read.
+ * Entry i's runs over [lo, hi) with its updates (in snapshot) as constant
+ * rows, limit of them per run (see above), each run in a memory context of
+ * its own.
  */
-static List *
-delta_piece(Oid relid, Snapshot snapshot, int64 from, int64 hi, int max,
-			int64 *end)
+static void
+run_delta_pieces(MzcIncremental *inc, int i, int64 lo, int64 hi,
+				 const bool *direct, int limit, Snapshot snapshot,
+				 DeltaReceiver *r)
 {
+	Oid			relid = rt_fetch(i + 1, inc->rows_query->rtable)->relid;
 	MzcHistory *h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
 	Relation	rel = table_open(relid, NoLock);
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -1760,44 +1765,55 @@ delta_piece(Oid relid, Snapshot snapshot, int64 from, int64 hi, int max,
 	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
 	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
 	TupleTableSlot *row = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	MemoryContext piececxt = AllocSetContextCreate(CurrentMemoryContext,
+												   "mzcoord delta piece",
+												   ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old;
 	IndexScanDesc scan;
 	ScanKeyData keys[2];
 	List	   *rows = NIL;
-	int			n = 0;
-	int64		last = -1;
+	bool		more = true;
 
-	*end = hi;
 	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-				Int64GetDatum(from));
+				Int64GetDatum(lo));
 	ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT,
 				Int64GetDatum(hi));
 	scan = index_beginscan(hrel, idx, snapshot, 2, 0);
 	index_rescan(scan, keys, 2, NULL, 0);
-	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
+	while (more)
 	{
-		int64		ts;
-		int64		diff;
-
 		CHECK_FOR_INTERRUPTS();
-		mzcoord_history_to_row(h, hslot, row, &ts, &diff);
-		if (ts < from || ts >= hi)
-			continue;
-		if (ts != last && n >= max)
+		more = index_getnext_slot(scan, ForwardScanDirection, hslot);
+		if (more)
 		{
-			*end = ts;
-			break;
+			int64		ts;
+			int64		diff;
+
+			mzcoord_history_to_row(h, hslot, row, &ts, &diff);
+			if (ts < lo || ts >= hi)
+				continue;
+			old = MemoryContextSwitchTo(piececxt);
+			rows = lappend(rows, delta_constants(desc, row, ts, diff));
+			MemoryContextSwitchTo(old);
+			if (list_length(rows) < limit)
+				continue;
 		}
-		last = ts;
-		rows = lappend(rows, delta_constants(desc, row, ts, diff));
-		n++;
+		if (rows == NIL)
+			continue;
+		old = MemoryContextSwitchTo(piececxt);
+		mzcoord_evaluate_query(interval_term(inc, i, lo, hi, direct, rows),
+							   inc->text, snapshot, &r->pub);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(piececxt);
+		rows = NIL;
 	}
 	index_endscan(scan);
 	index_close(idx, AccessShareLock);
+	MemoryContextDelete(piececxt);
 	ExecDropSingleTupleTableSlot(row);
 	ExecDropSingleTupleTableSlot(hslot);
 	table_close(hrel, AccessShareLock);
 	table_close(rel, NoLock);
-	return rows;
 }
 
 /*
@@ -1829,7 +1845,7 @@ run_interval_terms(MzcIncremental *inc, int64 lo, int64 hi, DeltaReceiver *r)
 	{
 		RangeTblEntry *rte = rt_fetch(i + 1, rtable);
 		bool		pieces = false;
-		int			limit = PG_INT32_MAX;
+		int			limit = MZC_DELTA_MAX_PIECE;
 
 		if (rte->rtekind != RTE_RELATION ||
 			!has_updates_between(rte->relid, lo, hi, snapshot))
@@ -1847,16 +1863,7 @@ run_interval_terms(MzcIncremental *inc, int64 lo, int64 hi, DeltaReceiver *r)
 								   inc->text, snapshot, &r->pub);
 			continue;
 		}
-		for (int64 from = lo, end; from < hi; from = end)
-		{
-			List	   *rows = delta_piece(rte->relid, snapshot, from, hi,
-										   limit, &end);
-
-			if (rows == NIL)
-				break;
-			mzcoord_evaluate_query(interval_term(inc, i, lo, hi, direct, rows),
-								   inc->text, snapshot, &r->pub);
-		}
+		run_delta_pieces(inc, i, lo, hi, direct, limit, snapshot, r);
 	}
 	UnregisterSnapshot(snapshot);
 }
