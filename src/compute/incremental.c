@@ -1683,16 +1683,17 @@ interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi,
  * carries its own time and diff, so the pieces' runs add up to its run
  * over the interval).  With its default costs the planner prefers one
  * scan of a relation to index probes once a piece has more than about a
- * three hundredth of the relation's rows, so a piece has at most a five
- * hundredth of the rows of the smallest relation read directly: its keys
- * are looked up.  A relation too small for pieces of MZC_DELTA_MIN_PIECE
- * updates is cheap to scan: then pieces are of MZC_DELTA_MAX_PIECE
+ * three hundredth of the relation's rows (a five hundredth, when the scan
+ * can be parallel), so a piece has at most a thousandth of the rows of
+ * the smallest relation read directly: its keys are looked up.  A
+ * relation too small for pieces of MZC_DELTA_MIN_PIECE updates is cheap
+ * to scan: then pieces are of MZC_DELTA_MAX_PIECE
  * updates, which also bounds the memory of a piece's constants (one time
  * may have a million updates).
  * ----------------------------------------------------------------
  */
-#define MZC_DELTA_ROWS_PER_UPDATE 500
-#define MZC_DELTA_MIN_PIECE 64
+#define MZC_DELTA_ROWS_PER_UPDATE 1000
+#define MZC_DELTA_MIN_PIECE 32
 #define MZC_DELTA_MAX_PIECE 5000
 
 /* The most updates of a piece joined with relation relid (see above). */
