@@ -1278,9 +1278,10 @@ accumulate_row(const MzcIncremental *inc, IncGroup *g, Datum *v, bool *n,
  * contents before the interval (the query's rows over them, read with
  * base) and changed time after time; each changed group's row is then
  * made from them alone, and HAVING, evaluated over that row, decides
- * whether it shows.  Reading the contents before the interval is one read
- * of the relation per interval, not per time, which limits this to a
- * query of one relation entry; a single time (a step that is not an
+ * whether it shows.  The contents before the interval are read once per
+ * interval, as the base of the one run of the query's only relation
+ * entry: with several entries each entry's run would count them again,
+ * so a join is not kept whole.  A single time (a step that is not an
  * interval) has no such state and is recomputed.
  *
  * The values are those the aggregates compute: an avg of integers is
