@@ -6,7 +6,7 @@
 --   - incremental views (s: GROUP BY with sums, j: a join, m: min/max) from
 --     their inputs' updates over the whole interval at once, right at every
 --     time;
---   - a recomputed view (r: avg) evaluates only the last time and the
+--   - a recomputed view (r: avg of numeric) evaluates only the last time and the
 --     others become unreadable (55MZ1), in maintenance_status too, and so
 --     do they in a view over it (rr).
 --
@@ -23,7 +23,7 @@ INSERT INTO kp.defs VALUES
 ('s', 'SELECT g, count(*) AS n, sum(v) AS sv, count(v) AS nv FROM {t} t GROUP BY g'),
 ('j', 'SELECT t.k, t.v * d.f AS x, d.g FROM {t} t JOIN {d} d ON d.g = t.g WHERE t.v IS NOT NULL'),
 ('m', 'SELECT g, min(v) AS lo, max(v) AS hi, max(k) AS hk FROM {t} t GROUP BY g'),
-('r', 'SELECT g, min(v) AS lo, avg(v) AS a FROM {t} t GROUP BY g'),
+('r', 'SELECT g, min(v) AS lo, avg(v::numeric) AS a FROM {t} t GROUP BY g'),
 ('rr', 'SELECT count(*) AS groups, sum(lo) AS slo FROM {r} r');
 SELECT name, mzcoord.create_materialized_view('kp.' || name,
            replace(replace(replace(query, '{t}', 'kp.t'), '{d}', 'kp.d'), '{r}', 'kp.r'),

@@ -66,8 +66,8 @@ typedef struct RewriteContext
 } RewriteContext;
 
 /* Whether relid shows its contents at time `at` in snapshot. */
-static bool
-shows_contents_at(Oid relid, int64 at, Snapshot snapshot)
+bool
+mzcoord_shows_contents_at(Oid relid, int64 at, Snapshot snapshot)
 {
 	MzcHistory *h = mzcoord_history_lookup(relid, true);
 	MzcViewError err;
@@ -94,7 +94,7 @@ static void
 become_function_scan(RangeTblEntry *rte, RangeTblFunction *rtf)
 {
 	rte->rtekind = RTE_FUNCTION;
-	rte->functions = list_make1(rtf);
+	rte->functions = rtf != NULL ? list_make1(rtf) : NIL;
 	rte->funcordinality = false;
 	rte->inh = false;
 	rte->relid = InvalidOid;
@@ -149,7 +149,7 @@ rewrite_walker(Node *node, RewriteContext *cx)
 
 		if (rte->rtekind == RTE_RELATION)
 		{
-			if (shows_contents_at(rte->relid, cx->at, cx->snapshot))
+			if (mzcoord_shows_contents_at(rte->relid, cx->at, cx->snapshot))
 				cx->direct++;
 			else
 			{
@@ -354,7 +354,7 @@ mzcoord_evaluate_reads(Query *query, const char *text,
 			continue;
 		if (r->delta != 0)
 			read_through_function(rte, updates_at, r->at, r->delta);
-		else if (shows_contents_at(rte->relid, r->at, snapshot))
+		else if (mzcoord_shows_contents_at(rte->relid, r->at, snapshot))
 			(*direct)++;
 		else
 		{
@@ -436,14 +436,61 @@ mzcoord_read_history_rows(RangeTblEntry *rte, int64 lo, int64 hi, bool base)
 }
 
 /*
+ * Turn relation entry rte into a scan of the constant rows values_lists
+ * (lists of Consts, each the relation's columns then ts and diff, as
+ * mzcoord_read_history_rows numbers them; dropped columns are null
+ * integers), so that the planner knows how many rows it joins.  Returns
+ * the relation's number of attributes.
+ */
+int
+mzcoord_read_values(RangeTblEntry *rte, List *values_lists)
+{
+	Relation	rel = table_open(rte->relid, NoLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			natts = desc->natts;
+	List	   *names = NIL;
+
+	rte->coltypes = rte->coltypmods = rte->colcollations = NIL;
+	for (int a = 0; a < natts + 2; a++)
+	{
+		Form_pg_attribute att = a < natts ? TupleDescAttr(desc, a) : NULL;
+		bool		plain = att != NULL && !att->attisdropped;
+
+		names = lappend(names,
+						makeString(pstrdup(att == NULL ? (a == natts ? "ts" : "diff") :
+										   plain ? NameStr(att->attname) : "")));
+		rte->coltypes = lappend_oid(rte->coltypes,
+									plain ? att->atttypid :
+									att == NULL ? INT8OID : INT4OID);
+		rte->coltypmods = lappend_int(rte->coltypmods,
+									  plain ? att->atttypmod : -1);
+		rte->colcollations = lappend_oid(rte->colcollations,
+										 plain ? att->attcollation : InvalidOid);
+	}
+	table_close(rel, NoLock);
+	become_function_scan(rte, NULL);
+	rte->rtekind = RTE_VALUES;
+	rte->functions = NIL;
+	rte->values_lists = values_lists;
+	rte->eref = makeAlias(rte->eref->aliasname, names);
+	return natts;
+}
+
+/*
  * Run query (its relation entries already rewritten; text its definition)
- * into dest with a fresh snapshot.  The caller runs as the view's owner.
+ * into dest with snapshot, or a fresh one (NULL).  The caller runs as the
+ * view's owner.
  */
 void
-mzcoord_evaluate_query(Query *query, const char *text, DestReceiver *dest)
+mzcoord_evaluate_query(Query *query, const char *text, Snapshot snapshot,
+					   DestReceiver *dest)
 {
-	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
-
+	if (snapshot != NULL)
+	{
+		run_query(query, text, snapshot, dest);
+		return;
+	}
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	run_query(query, text, snapshot, dest);
 	UnregisterSnapshot(snapshot);
 }

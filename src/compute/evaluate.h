@@ -15,6 +15,7 @@
 
 #include "nodes/parsenodes.h"
 #include "tcop/dest.h"
+#include "utils/snapshot.h"
 
 #include "rowimage.h"
 
@@ -38,7 +39,9 @@ extern void mzcoord_evaluate_reads(Query *query, const char *text,
 								   int *via_history);
 extern int	mzcoord_read_history_rows(RangeTblEntry *rte, int64 lo, int64 hi,
 									  bool base);
+extern int	mzcoord_read_values(RangeTblEntry *rte, List *values_lists);
+extern bool mzcoord_shows_contents_at(Oid relid, int64 at, Snapshot snapshot);
 extern void mzcoord_evaluate_query(Query *query, const char *text,
-								   DestReceiver *dest);
+								   Snapshot snapshot, DestReceiver *dest);
 
 #endif							/* MZCOORD_EVALUATE_H */

@@ -44,21 +44,25 @@
  * are identified by their image, rowimage.c), so what goes incremental is
  * narrow, and everything else recomputes:
  *	- one SELECT of relations and inner joins only: no subquery, CTE,
- *	  sublink, set operation, DISTINCT, ORDER BY, LIMIT/OFFSET, window
- *	  function, set-returning function in the target list, HAVING,
- *	  grouping sets, TABLESAMPLE or row security;
+ *	  sublink, set operation, DISTINCT ON, ORDER BY, LIMIT/OFFSET, window
+ *	  function, set-returning function in the target list, grouping
+ *	  sets, TABLESAMPLE or row security;
  *	- aggregates: only count(*), count(x), sum(int2/int4/int8), each the
  *	  whole target column, without FILTER, DISTINCT or ORDER BY; sums of
  *	  numeric or float would depend on the order of addition (the scale of
- *	  a numeric sum, rounding of a float one); and min(x), max(x) of
- *	  integers, date, timestamps and text (deterministic collation) in a
- *	  query of one relation entry, only over intervals ("Many times at
- *	  once": the group's values are kept there);
+ *	  a numeric sum, rounding of a float one); and, in a query of one
+ *	  relation entry and only over intervals ("Groups kept whole"),
+ *	  min(x), max(x) of integers, date, timestamps and text
+ *	  (deterministic collation) and avg(int2/int4/int8);
  *	- every GROUP BY key is a target column, of a type whose default
  *	  equality is identity of the bytes (integers, bool, text and varchar
  *	  under a deterministic collation, date, timestamps, uuid, oid, bytea):
  *	  otherwise the group of 1.0 and 1.00 shows whichever came first;
- *	- GROUP BY without aggregates (a DISTINCT) is not linear.
+ *	- DISTINCT (of every target column, without aggregates), GROUP BY
+ *	  without aggregates, and HAVING over target columns only (its
+ *	  aggregates are also columns of the view): not linear, a group's row
+ *	  is not its old row plus the change, so in a query of one relation
+ *	  entry over intervals only ("Groups kept whole").
  * The catalog already refuses mutable functions, so every run of the query
  * computes the same rows from the same inputs.
  *
@@ -82,6 +86,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "storage/bufmgr.h"
 #include "parser/parsetree.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -121,7 +126,8 @@ typedef enum IncKind
 	INC_SUM_INT8,				/* sum(int2), sum(int4): bigint */
 	INC_SUM_NUMERIC,			/* sum(int8): numeric */
 	INC_MIN,					/* min(x), one relation entry only */
-	INC_MAX						/* max(x), likewise */
+	INC_MAX,					/* max(x), likewise */
+	INC_AVG						/* avg(int2/int4/int8), likewise */
 } IncKind;
 
 typedef struct IncColumn
@@ -144,7 +150,10 @@ struct MzcIncremental
 	char	   *text;			/* the definition */
 	TupleDesc	desc;			/* the view's relation's */
 	bool		grouped;		/* has aggregates */
-	bool		extremes;		/* has min or max (see "Many times at once") */
+	bool		state;			/* keeps its groups' rows (see "Groups kept
+								 * whole"): min, max, avg, no aggregate,
+								 * or HAVING */
+	ExprState  *having;			/* HAVING over the view's row (inner tuple) */
 	IncColumn  *cols;			/* grouped: per column of the view */
 	int			star_extra;		/* grouped: the delta query's count(*) column */
 	int			star_col;		/* a column of the view with count(*), or -1 */
@@ -191,10 +200,10 @@ shape_ok(Query *q)
 		q->hasWindowFuncs || q->hasTargetSRFs || q->hasSubLinks ||
 		q->hasDistinctOn || q->hasRecursive || q->hasModifyingCTE ||
 		q->hasForUpdate || q->hasRowSecurity || q->cteList != NIL ||
-		q->setOperations != NULL || q->distinctClause != NIL ||
+		q->setOperations != NULL ||
 		q->sortClause != NIL || q->limitOffset != NULL ||
 		q->limitCount != NULL || q->groupingSets != NIL ||
-		q->groupDistinct || q->havingQual != NULL || q->rowMarks != NIL ||
+		q->groupDistinct || q->rowMarks != NIL ||
 		q->windowClause != NIL)
 		return false;
 	foreach(lc, q->rtable)
@@ -317,6 +326,11 @@ aggregate_ok(Aggref *a, IncColumn *col)
 		case F_MAX_TEXT:
 			col->kind = INC_MAX;
 			break;
+		case F_AVG_INT2:
+		case F_AVG_INT4:
+		case F_AVG_INT8:
+			col->kind = INC_AVG;
+			break;
 		default:
 			return false;
 	}
@@ -352,6 +366,58 @@ count_entry(Expr *arg, AttrNumber resno)
 	return makeTargetEntry((Expr *) a, resno, pstrdup("mzc_count"), false);
 }
 
+/* The view's columns, for HAVING: each target expression becomes one. */
+typedef struct HavingContext
+{
+	List	   *targets;
+	bool		ok;
+} HavingContext;
+
+static Node *
+having_mutator(Node *node, HavingContext *cx)
+{
+	ListCell   *lc;
+
+	if (node == NULL)
+		return NULL;
+	foreach(lc, cx->targets)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		if (equal(node, tle->expr))
+			return (Node *) makeVar(INNER_VAR, tle->resno,
+									exprType((Node *) tle->expr),
+									exprTypmod((Node *) tle->expr),
+									exprCollation((Node *) tle->expr), 0);
+	}
+	/* Anything else the query computes per group is not in the view. */
+	if (IsA(node, Aggref) || IsA(node, GroupingFunc) ||
+		(IsA(node, Var) && ((Var *) node)->varno != INNER_VAR))
+	{
+		cx->ok = false;
+		return node;
+	}
+	return expression_tree_mutator(node, having_mutator, cx);
+}
+
+/*
+ * HAVING as a condition on the view's row of a group, when it only reads
+ * the view's columns (its aggregates are target columns): then whether a
+ * group shows is decided from the row its kept rows give it.
+ */
+static bool
+prepare_having(MzcIncremental *inc, Query *q)
+{
+	HavingContext cx = {q->targetList, true};
+	Node	   *qual = having_mutator(copyObject(q->havingQual), &cx);
+
+	if (!cx.ok)
+		return false;
+	qual = (Node *) expression_planner((Expr *) qual);
+	inc->having = ExecInitQual(make_ands_implicit((Expr *) qual), NULL);
+	return true;
+}
+
 /*
  * Classify the target columns of an aggregating query and append to it
  * count(*) and count(x) of each sum, which the delta needs (see the top).
@@ -363,6 +429,15 @@ prepare_grouped(MzcIncremental *inc, Query *q)
 	AttrNumber	resno = ncols;
 	int			c = 0;
 	ListCell   *lc;
+	List	   *keyclause = q->groupClause;
+
+	/* DISTINCT of a grouped query is not taken apart. */
+	if (q->distinctClause != NIL)
+	{
+		if (q->hasAggs || q->groupClause != NIL || q->havingQual != NULL)
+			return false;
+		keyclause = q->distinctClause;
+	}
 
 	inc->grouped = true;
 	inc->cols = palloc0(sizeof(IncColumn) * ncols);
@@ -379,10 +454,11 @@ prepare_grouped(MzcIncremental *inc, Query *q)
 				return false;
 			if (col->kind == INC_COUNT_STAR)
 				inc->star_col = c;
-			if (col->kind == INC_MIN || col->kind == INC_MAX)
-				inc->extremes = true;
+			if (col->kind == INC_MIN || col->kind == INC_MAX ||
+				col->kind == INC_AVG)
+				inc->state = true;
 		}
-		else if (key_ok(tle, q->groupClause))
+		else if (key_ok(tle, keyclause))
 		{
 			col->kind = INC_KEY;
 			inc->keycols[inc->nkeys++] = c;
@@ -392,8 +468,19 @@ prepare_grouped(MzcIncremental *inc, Query *q)
 		c++;
 	}
 
-	if (inc->extremes && mzcoord_incremental_relations(inc) != 1)
+	/* No aggregate: a DISTINCT; a group is there while it has rows. */
+	if (inc->nkeys == ncols || q->havingQual != NULL)
+		inc->state = true;
+	if (inc->state && mzcoord_incremental_relations(inc) != 1)
 		return false;
+	if (q->havingQual != NULL && !prepare_having(inc, q))
+		return false;
+	inc->keydesc = CreateTemplateTupleDesc(inc->nkeys);
+	for (int k = 0; k < inc->nkeys; k++)
+		TupleDescCopyEntry(inc->keydesc, k + 1, inc->desc, inc->keycols[k] + 1);
+	/* Only the steps of single times run the query itself (see there). */
+	if (inc->state)
+		return true;
 	q->targetList = lappend(q->targetList, count_entry(NULL, ++resno));
 	inc->star_extra = resno - 1;
 	for (c = 0; c < ncols; c++)
@@ -409,10 +496,6 @@ prepare_grouped(MzcIncremental *inc, Query *q)
 		q->targetList = lappend(q->targetList, count_entry(col->arg, ++resno));
 		col->nn_extra = resno - 1;
 	}
-
-	inc->keydesc = CreateTemplateTupleDesc(inc->nkeys);
-	for (int k = 0; k < inc->nkeys; k++)
-		TupleDescCopyEntry(inc->keydesc, k + 1, inc->desc, inc->keycols[k] + 1);
 	return true;
 }
 
@@ -443,10 +526,9 @@ mzcoord_incremental_prepare(const char *definition, TupleDesc desc)
 	inc->desc = desc;
 	inc->query = q;
 	ok = shape_ok(q) && list_length(q->targetList) == desc->natts;
-	if (ok && q->hasAggs)
+	if (ok && (q->hasAggs || q->groupClause != NIL ||
+			   q->distinctClause != NIL))
 		ok = prepare_grouped(inc, q);
-	else if (ok)
-		ok = (q->groupClause == NIL);
 	if (ok)
 		prepare_rows_query(inc);
 	MemoryContextSwitchTo(old);
@@ -548,7 +630,7 @@ typedef struct DeltaReceiver
 	Datum	   *keyvals;
 	bool	   *keynulls;
 	int64		lo;				/* interval steps: its start */
-	MzcRowSet  *base;			/* with extremes: group key -> ExtState */
+	MzcRowSet  *base;			/* groups kept whole: key -> ExtState */
 } DeltaReceiver;
 
 static void
@@ -622,6 +704,20 @@ accumulate(const MzcIncremental *inc, IncGroup *g, Datum *v, bool *n,
 	}
 }
 
+/* A group with no change yet, for a view of natts columns. */
+static IncGroup *
+new_group(int natts)
+{
+	IncGroup   *g = palloc0(sizeof(IncGroup));
+
+	g->nn = palloc0(sizeof(int64) * natts);
+	g->isum = palloc0(sizeof(int64) * natts);
+	g->nsum = palloc0(sizeof(Datum) * natts);
+	for (int c = 0; c < natts; c++)
+		g->nsum[c] = NumericGetDatum(int64_to_numeric(0));
+	return g;
+}
+
 static bool
 grouped_receive(TupleTableSlot *slot, DestReceiver *self)
 {
@@ -629,7 +725,6 @@ grouped_receive(TupleTableSlot *slot, DestReceiver *self)
 	MzcIncremental *inc = r->inc;
 	MemoryContext old;
 	MzcRowEntry *e;
-	IncGroup   *g;
 
 	slot_getallattrs(slot);
 	for (int k = 0; k < inc->nkeys; k++)
@@ -642,17 +737,7 @@ grouped_receive(TupleTableSlot *slot, DestReceiver *self)
 											r->keynulls), 0);
 	old = MemoryContextSwitchTo(r->cxt);
 	if (e->extra == NULL)
-	{
-		int			natts = inc->desc->natts;
-
-		g = palloc0(sizeof(IncGroup));
-		g->nn = palloc0(sizeof(int64) * natts);
-		g->isum = palloc0(sizeof(int64) * natts);
-		g->nsum = palloc0(sizeof(Datum) * natts);
-		for (int c = 0; c < natts; c++)
-			g->nsum[c] = NumericGetDatum(int64_to_numeric(0));
-		e->extra = g;
-	}
+		e->extra = new_group(inc->desc->natts);
 	accumulate(inc, (IncGroup *) e->extra, slot->tts_values,
 			   slot->tts_isnull, r->sign);
 	MemoryContextSwitchTo(old);
@@ -814,7 +899,6 @@ typedef struct IncChange
 	bool		exists;			/* it has a row afterwards */
 	Datum	   *values;
 	bool	   *isnull;
-	struct ExtState *ext_state; /* with extremes: the group's values */
 } IncChange;
 
 /* count(x) of column c's argument before: -1 if unknown (only > 0). */
@@ -884,7 +968,7 @@ combine_column(const MzcIncremental *inc, const IncGroup *g,
  */
 static bool
 combine_group(MzcIncremental *inc, Datum *keyvals, bool *keynulls,
-			  IncGroup *g, int64 known_rows, IncChange *ch)
+			  IncGroup *g, IncChange *ch)
 {
 	int			natts = inc->desc->natts;
 	MzcRowEntry *old;
@@ -895,8 +979,6 @@ combine_group(MzcIncremental *inc, Datum *keyvals, bool *keynulls,
 	old = ch->old = (MzcRowEntry *) ch->slot->extra;
 	if (inc->nkeys == 0)
 		ch->exists = true;		/* one row, even of no rows */
-	else if (known_rows >= 0)
-		ch->exists = known_rows > 0;
 	else if (old == NULL)
 	{
 		if (g->cnt < 0)
@@ -990,7 +1072,7 @@ grouped_step(MzcIncremental *inc, const MzcHistory *h, MzcRowSet *prev,
 	for (MzcRowEntry *e = r.set->first; e != NULL; e = e->link)
 	{
 		if (!combine_group(inc, e->values, e->isnull, (IncGroup *) e->extra,
-						   -1, &changes[n++]))
+						   &changes[n++]))
 		{
 			mzcoord_rowset_destroy(r.set);
 			return false;
@@ -1029,8 +1111,8 @@ mzcoord_incremental_step(MzcIncremental *inc, const MzcHistory *h,
 	MemoryContext old = MemoryContextSwitchTo(stepcxt);
 	bool		done;
 
-	/* A min or max needs its group's values: only intervals have them. */
-	if (inc->extremes)
+	/* A group kept whole needs its state: only intervals have it. */
+	if (inc->state)
 		done = false;
 	else if (inc->grouped)
 		done = grouped_step(inc, h, prev, t, changed);
@@ -1052,7 +1134,8 @@ mzcoord_incremental_step(MzcIncremental *inc, const MzcHistory *h,
  *	- entry i: its updates with lo <= ts < hi, each with its time ts_i and
  *	  diff (mzcoord._history_rows), and
  *	- every other entry j: its contents at lo - 1 (at time lo - 1, each
- *	  row with its count as diff), then its updates in [lo, hi), each with
+ *	  row with its count as diff; its own relation when it has no update
+ *	  since, "The other side of a join"), then its updates in [lo, hi), each with
  *	  its time and diff, restricted to ts_j <= ts_i for j < i (its
  *	  contents at ts_i) and ts_j < ts_i for j > i (at ts_i - 1),
  * each result row carrying ts_i and the product of the diffs, its
@@ -1093,6 +1176,8 @@ prepare_rows_query(MzcIncremental *inc)
 		q->targetList = tl;
 		q->hasAggs = false;
 		q->groupClause = NIL;
+		q->distinctClause = NIL;
+		q->havingQual = NULL;
 	}
 	inc->rows_query = q;
 	inc->tsdesc = CreateTemplateTupleDesc(ntime + 1);
@@ -1161,9 +1246,14 @@ accumulate_row(const MzcIncremental *inc, IncGroup *g, Datum *v, bool *n,
 				DatumGetInt32(v[c]);
 			g->isum[c] = add_int64(g->isum[c], 1, mul_int64(x, mult));
 		}
-		else if (col->kind == INC_SUM_NUMERIC)
+		else if (col->kind == INC_SUM_NUMERIC || col->kind == INC_AVG)
 		{
-			Datum		term = NumericGetDatum(int64_to_numeric(DatumGetInt64(v[c])));
+			Datum		term;
+
+			x = col->argtype == INT2OID ? DatumGetInt16(v[c]) :
+				col->argtype == INT4OID ? DatumGetInt32(v[c]) :
+				DatumGetInt64(v[c]);
+			term = NumericGetDatum(int64_to_numeric(x));
 
 			if (mult != 1)
 				term = DirectFunctionCall2(numeric_mul, term,
@@ -1174,11 +1264,30 @@ accumulate_row(const MzcIncremental *inc, IncGroup *g, Datum *v, bool *n,
 }
 
 /*
- * Groups of a view with min or max: each group's rows and, per min or max
- * column, the values of its argument with their counts, sorted by the
- * type's comparison.  Built from the contents before the interval (the
- * query's rows over them, read with base) and changed time after time, so
- * a retraction of a group's extreme finds the next one.
+ * Groups kept whole
+ *
+ * A min or max of a group losing its extreme, an avg (the view shows
+ * sum / count, from which neither can be had back exactly), a group of a
+ * DISTINCT or of GROUP BY without aggregates losing rows (the view does
+ * not show how many it has left) and a group under HAVING (which may be
+ * missing from the view while it has rows) are not decided by the view's
+ * old row plus the change.  A view with any of them keeps, per group,
+ * what every column needs: its rows, its non-null arguments and their
+ * sums, and per min or max column the values of its argument with their
+ * counts, sorted by the type's comparison.  They are built from the
+ * contents before the interval (the query's rows over them, read with
+ * base) and changed time after time; each changed group's row is then
+ * made from them alone, and HAVING, evaluated over that row, decides
+ * whether it shows.  The contents before the interval are read once per
+ * interval, as the base of the one run of the query's only relation
+ * entry: with several entries each entry's run would count them again,
+ * so a join is not kept whole.  A single time (a step that is not an
+ * interval) has no such state and is recomputed.
+ *
+ * The values are those the aggregates compute: an avg of integers is
+ * numeric_div of their numeric sum by their count in PostgreSQL too
+ * (int8_avg, numeric_poly_avg), and a numeric sum of integers has scale 0
+ * however it is added up.
  */
 typedef struct ExtSet
 {
@@ -1190,7 +1299,7 @@ typedef struct ExtSet
 
 typedef struct ExtState
 {
-	int64		rows;
+	IncGroup	tot;			/* rows (cnt), non-null arguments, sums */
 	ExtSet	   *sets;			/* per column of the view */
 } ExtState;
 
@@ -1254,7 +1363,9 @@ ext_state(MzcIncremental *inc, MzcRowSet *base, Datum *kv, bool *kn)
 	if (e->extra == NULL)
 	{
 		ExtState   *st = palloc0(sizeof(ExtState));
+		IncGroup   *g = new_group(inc->desc->natts);
 
+		st->tot = *g;
 		st->sets = palloc0(sizeof(ExtSet) * inc->desc->natts);
 		e->extra = st;
 	}
@@ -1275,7 +1386,7 @@ ext_add_row(DeltaReceiver *r, Datum *v, bool *n, int64 mult)
 		r->keynulls[k] = n[inc->keycols[k]];
 	}
 	st = ext_state(inc, r->base, r->keyvals, r->keynulls);
-	st->rows = add_int64(st->rows, 1, mult);
+	accumulate_row(inc, &st->tot, v, n, mult);
 	for (int c = 0; c < inc->desc->natts; c++)
 	{
 		const IncColumn *col = &inc->cols[c];
@@ -1306,18 +1417,26 @@ ext_note_change(const MzcIncremental *inc, IncGroup *g, Datum *v, bool *n,
 	}
 }
 
-/*
- * Apply a group's change at one time to its state; returns its rows
- * afterwards, and sets the min and max columns of its new row.
- */
-static int64
+/* Apply a group's change at one time to its state, and return the state. */
+static ExtState *
 ext_apply(MzcIncremental *inc, MzcRowSet *base, Datum *kv, bool *kn,
-		  IncGroup *g, IncChange *ch)
+		  IncGroup *g)
 {
 	ExtState   *st = ext_state(inc, base, kv, kn);
+	IncGroup   *tot = &st->tot;
 	ListCell   *lc;
 
-	st->rows = add_int64(st->rows, 1, g->cnt);
+	tot->cnt = add_int64(tot->cnt, 1, g->cnt);
+	if (tot->cnt < 0)
+		elog(ERROR, "incremental refresh counts fewer than no rows in a group");
+	for (int c = 0; c < inc->desc->natts; c++)
+	{
+		tot->nn[c] = add_int64(tot->nn[c], 1, g->nn[c]);
+		tot->isum[c] = add_int64(tot->isum[c], 1, g->isum[c]);
+		if (inc->cols[c].kind == INC_SUM_NUMERIC || inc->cols[c].kind == INC_AVG)
+			tot->nsum[c] = DirectFunctionCall2(numeric_add, tot->nsum[c],
+											   g->nsum[c]);
+	}
 
 	/*
 	 * Insertions first: transactions that share a commit time may insert a
@@ -1335,26 +1454,88 @@ ext_apply(MzcIncremental *inc, MzcRowSet *base, Datum *kv, bool *kn,
 							x->mult);
 		}
 	}
-	ch->ext_state = st;
-	return st->rows;
+	return st;
 }
 
-/* Set the min and max columns of a group's new row from its state. */
+/* Set the aggregate columns of a group's new row from its state. */
 static void
-ext_fill(const MzcIncremental *inc, const IncChange *ch)
+ext_fill(const MzcIncremental *inc, const ExtState *st, Datum *v, bool *n)
 {
-	const ExtState *st = ch->ext_state;
+	const IncGroup *tot = &st->tot;
 
 	for (int c = 0; c < inc->desc->natts; c++)
 	{
 		const ExtSet *s = &st->sets[c];
+		IncKind		kind = inc->cols[c].kind;
 
-		if (inc->cols[c].kind != INC_MIN && inc->cols[c].kind != INC_MAX)
-			continue;
-		ch->isnull[c] = (s->n == 0);
-		ch->values[c] = s->n == 0 ? (Datum) 0 :
-			s->vals[inc->cols[c].kind == INC_MIN ? 0 : s->n - 1];
+		n[c] = false;
+		switch (kind)
+		{
+			case INC_KEY:
+				break;
+			case INC_COUNT_STAR:
+				v[c] = Int64GetDatum(tot->cnt);
+				break;
+			case INC_COUNT:
+				v[c] = Int64GetDatum(tot->nn[c]);
+				break;
+			case INC_MIN:
+			case INC_MAX:
+				n[c] = (s->n == 0);
+				v[c] = s->n == 0 ? (Datum) 0 :
+					s->vals[kind == INC_MIN ? 0 : s->n - 1];
+				break;
+			default:
+				/* sums and avg: NULL without a non-null argument */
+				n[c] = (tot->nn[c] == 0);
+				if (n[c])
+					v[c] = (Datum) 0;
+				else if (kind == INC_SUM_INT8)
+					v[c] = Int64GetDatum(tot->isum[c]);
+				else if (kind == INC_SUM_NUMERIC)
+					v[c] = tot->nsum[c];
+				else
+					v[c] = DirectFunctionCall2(numeric_div, tot->nsum[c],
+											   NumericGetDatum(int64_to_numeric(tot->nn[c])));
+				break;
+		}
 	}
+}
+
+/*
+ * The new row of a group kept whole (state st, key values kv) into ch:
+ * made from its state alone, and shown while it has rows (always, without
+ * GROUP BY) and HAVING holds on it.  econtext and slot evaluate HAVING.
+ */
+static void
+state_group(MzcIncremental *inc, Datum *kv, bool *kn, const ExtState *st,
+			IncChange *ch, ExprContext *econtext, TupleTableSlot *slot)
+{
+	int			natts = inc->desc->natts;
+
+	ch->slot = mzcoord_rowset_add(inc->index, kv, kn,
+								  mzcoord_row_hash(inc->keydesc, kv, kn), 0);
+	ch->old = (MzcRowEntry *) ch->slot->extra;
+	ch->exists = inc->nkeys == 0 || st->tot.cnt > 0;
+	if (!ch->exists)
+		return;
+	ch->values = palloc(sizeof(Datum) * natts);
+	ch->isnull = palloc(sizeof(bool) * natts);
+	ext_fill(inc, st, ch->values, ch->isnull);
+	for (int k = 0; k < inc->nkeys; k++)
+	{
+		ch->values[inc->keycols[k]] = kv[k];
+		ch->isnull[inc->keycols[k]] = kn[k];
+	}
+	if (inc->having == NULL)
+		return;
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, ch->values, sizeof(Datum) * natts);
+	memcpy(slot->tts_isnull, ch->isnull, sizeof(bool) * natts);
+	ExecStoreVirtualTuple(slot);
+	econtext->ecxt_innertuple = slot;
+	ch->exists = ExecQual(inc->having, econtext);
+	ResetExprContext(econtext);
 }
 
 /* A row of the row-by-row query: into its (row, time) or (group, time). */
@@ -1384,7 +1565,7 @@ rows_receive(TupleTableSlot *slot, DestReceiver *self)
 		r->keyvals[k] = slot->tts_values[inc->keycols[k]];
 		r->keynulls[k] = slot->tts_isnull[inc->keycols[k]];
 	}
-	if (inc->extremes && DatumGetInt64(slot->tts_values[natts]) < r->lo)
+	if (inc->state && DatumGetInt64(slot->tts_values[natts]) < r->lo)
 	{
 		/* The contents before the interval, not a change. */
 		ext_add_row(r, slot->tts_values, slot->tts_isnull, mult);
@@ -1397,19 +1578,10 @@ rows_receive(TupleTableSlot *slot, DestReceiver *self)
 											r->keynulls), 0);
 	old = MemoryContextSwitchTo(r->cxt);
 	if (e->extra == NULL)
-	{
-		IncGroup   *g = palloc0(sizeof(IncGroup));
-
-		g->nn = palloc0(sizeof(int64) * natts);
-		g->isum = palloc0(sizeof(int64) * natts);
-		g->nsum = palloc0(sizeof(Datum) * natts);
-		for (int c = 0; c < natts; c++)
-			g->nsum[c] = NumericGetDatum(int64_to_numeric(0));
-		e->extra = g;
-	}
+		e->extra = new_group(natts);
 	accumulate_row(inc, (IncGroup *) e->extra, slot->tts_values,
 				   slot->tts_isnull, mult);
-	if (inc->extremes)
+	if (inc->state)
 		ext_note_change(inc, (IncGroup *) e->extra, slot->tts_values,
 						slot->tts_isnull, mult);
 	MemoryContextSwitchTo(old);
@@ -1427,13 +1599,18 @@ history_column(int rti, int natts, bool diff)
  * The run of entry i over [lo, hi) (see above): the row-by-row query with
  * every relation entry read through mzcoord._history_rows, the temporal
  * conditions added, and the time and multiplicity as two more columns.
+ * Two exceptions, see "The other side of a join" below: an entry with
+ * direct[j] is read as the relation itself (at lo - 1, each row once),
+ * and entry i, given its updates as delta_rows, reads them as constants.
  */
 static Query *
-interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi)
+interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi,
+			  const bool *direct, List *delta_rows)
 {
 	Query	   *q = copyObject(inc->rows_query);
 	int			nrtes = list_length(q->rtable);
 	int		   *natts = palloc0(sizeof(int) * nrtes);
+	bool	   *timed = palloc0(sizeof(bool) * nrtes);
 	Node	   *quals = q->jointree->quals;
 	Expr	   *mult = NULL;
 	int			ncols = list_length(q->targetList);
@@ -1442,15 +1619,22 @@ interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi)
 	{
 		RangeTblEntry *rte = rt_fetch(j + 1, q->rtable);
 
-		if (rte->rtekind == RTE_RELATION)
+		if (rte->rtekind != RTE_RELATION || (j != i && direct[j]))
+			continue;
+		timed[j] = true;
+		if (j == i && delta_rows != NIL)
+		{
+			natts[j] = mzcoord_read_values(rte, delta_rows);
+		}
+		else
 			natts[j] = mzcoord_read_history_rows(rte, lo, hi,
-												 j != i || inc->extremes);
+												 j != i || inc->state);
 	}
 	for (int j = 0; j < nrtes; j++)
 	{
 		Expr	   *diff;
 
-		if (rt_fetch(j + 1, q->rtable)->rtekind != RTE_FUNCTION)
+		if (!timed[j])
 			continue;
 		diff = (Expr *) history_column(j + 1, natts[j], true);
 		mult = mult == NULL ? diff :
@@ -1475,11 +1659,175 @@ interval_term(MzcIncremental *inc, int i, int64 lo, int64 hi)
 	return q;
 }
 
-/* Run every entry's term over [lo, hi) into r. */
+/* ----------------------------------------------------------------
+ * The other side of a join
+ *
+ * Entry i's run pairs each of its updates with the other entries'
+ * contents.  Read through _history_rows, an entry's contents at lo - 1
+ * are its whole history summed up, a function scan the planner can only
+ * hash or sort: every interval of a join of a written table with a large,
+ * rarely written one read all of the large one's history.  But an entry
+ * whose history has no update after lo - 1 in the snapshot the run uses
+ * shows exactly its contents at lo - 1 in its own relation (the relation
+ * and its history are written in one transaction; evaluate.c reads
+ * relations directly for the same reason), and has no update in the
+ * interval: it is read as the relation, with its indexes, its time lo - 1
+ * below every ts_i and its diff 1, so it needs neither its temporal
+ * condition nor a factor of the multiplicity.
+ *
+ * The planner then decides between looking the updates' join keys up in
+ * an index and scanning the relation once.  A function scan is estimated
+ * at a fixed 1,000 rows, which makes the scan look cheaper than it is;
+ * so when another entry is read directly, entry i's updates are given to
+ * the query as constant rows (a VALUES list, whose size the planner
+ * knows), in pieces (the run is linear in each update of entry i, which
+ * carries its own time and diff, so the pieces' runs add up to its run
+ * over the interval).  With its default costs the planner prefers one
+ * scan of a relation to index probes once a piece has more than about a
+ * three hundredth of the relation's rows (a five hundredth, when the scan
+ * can be parallel), so a piece has at most a thousandth of the rows of
+ * the smallest relation read directly: its keys are looked up.  A
+ * relation too small for pieces of MZC_DELTA_MIN_PIECE updates is cheap
+ * to scan: then pieces are of MZC_DELTA_MAX_PIECE
+ * updates, which also bounds the memory of a piece's constants (one time
+ * may have a million updates).
+ * ----------------------------------------------------------------
+ */
+#define MZC_DELTA_ROWS_PER_UPDATE 1000
+#define MZC_DELTA_MIN_PIECE 32
+#define MZC_DELTA_MAX_PIECE 5000
+
+/* The most updates of a piece joined with relation relid (see above). */
+static int
+piece_limit(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	double		rows = rel->rd_rel->reltuples;
+	int			limit;
+
+	/* Never analysed: about as many rows as fit its pages. */
+	if (rows < 0)
+		rows = (double) RelationGetNumberOfBlocks(rel) * 50;
+	table_close(rel, AccessShareLock);
+	if (rows / MZC_DELTA_ROWS_PER_UPDATE >= MZC_DELTA_MAX_PIECE)
+		return MZC_DELTA_MAX_PIECE;
+	limit = (int) (rows / MZC_DELTA_ROWS_PER_UPDATE);
+	return limit < MZC_DELTA_MIN_PIECE ? MZC_DELTA_MAX_PIECE : limit;
+}
+
+/* One update of a relation of descriptor desc as a row of Consts. */
+static List *
+delta_constants(TupleDesc desc, TupleTableSlot *row, int64 ts, int64 diff)
+{
+	List	   *consts = NIL;
+
+	slot_getallattrs(row);
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+		Datum		v = row->tts_values[a];
+
+		if (att->attisdropped)
+		{
+			consts = lappend(consts, makeNullConst(INT4OID, -1, InvalidOid));
+			continue;
+		}
+		if (!row->tts_isnull[a])
+			v = att->attlen == -1 ?
+				PointerGetDatum(PG_DETOAST_DATUM_COPY(v)) :
+				datumCopy(v, att->attbyval, att->attlen);
+		consts = lappend(consts,
+						 makeConst(att->atttypid, att->atttypmod,
+								   att->attcollation, att->attlen, v,
+								   row->tts_isnull[a], att->attbyval));
+	}
+	consts = lappend(consts, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+									   Int64GetDatum(ts), false,
+									   FLOAT8PASSBYVAL));
+	return lappend(consts, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+									 Int64GetDatum(diff), false,
+									 FLOAT8PASSBYVAL));
+}
+
+/*
+ * Entry i's runs over [lo, hi) with its updates (in snapshot) as constant
+ * rows, limit of them per run (see above), each run in a memory context of
+ * its own.
+ */
+static void
+run_delta_pieces(MzcIncremental *inc, int i, int64 lo, int64 hi,
+				 const bool *direct, int limit, Snapshot snapshot,
+				 DeltaReceiver *r)
+{
+	Oid			relid = rt_fetch(i + 1, inc->rows_query->rtable)->relid;
+	MzcHistory *h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+	Relation	rel = table_open(relid, NoLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	Relation	hrel = table_open(h->histid, AccessShareLock);
+	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
+	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
+	TupleTableSlot *row = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	MemoryContext piececxt = AllocSetContextCreate(CurrentMemoryContext,
+												   "mzcoord delta piece",
+												   ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old;
+	IndexScanDesc scan;
+	ScanKeyData keys[2];
+	List	   *rows = NIL;
+	bool		more = true;
+
+	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(lo));
+	ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT,
+				Int64GetDatum(hi));
+	scan = index_beginscan(hrel, idx, snapshot, 2, 0);
+	index_rescan(scan, keys, 2, NULL, 0);
+	while (more)
+	{
+		CHECK_FOR_INTERRUPTS();
+		more = index_getnext_slot(scan, ForwardScanDirection, hslot);
+		if (more)
+		{
+			int64		ts;
+			int64		diff;
+
+			mzcoord_history_to_row(h, hslot, row, &ts, &diff);
+			if (ts < lo || ts >= hi)
+				continue;
+			old = MemoryContextSwitchTo(piececxt);
+			rows = lappend(rows, delta_constants(desc, row, ts, diff));
+			MemoryContextSwitchTo(old);
+			if (list_length(rows) < limit)
+				continue;
+		}
+		if (rows == NIL)
+			continue;
+		old = MemoryContextSwitchTo(piececxt);
+		mzcoord_evaluate_query(interval_term(inc, i, lo, hi, direct, rows),
+							   inc->text, snapshot, &r->pub);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(piececxt);
+		rows = NIL;
+	}
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+	MemoryContextDelete(piececxt);
+	ExecDropSingleTupleTableSlot(row);
+	ExecDropSingleTupleTableSlot(hslot);
+	table_close(hrel, AccessShareLock);
+	table_close(rel, NoLock);
+}
+
+/*
+ * Run every entry's term over [lo, hi) into r, all with one snapshot: the
+ * one that decides which entries are read directly (above).
+ */
 static void
 run_interval_terms(MzcIncremental *inc, int64 lo, int64 hi, DeltaReceiver *r)
 {
 	List	   *rtable = inc->rows_query->rtable;
+	int			nrtes = list_length(rtable);
+	bool	   *direct = palloc0(sizeof(bool) * nrtes);
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
 
 	r->pub.receiveSlot = rows_receive;
@@ -1488,15 +1836,36 @@ run_interval_terms(MzcIncremental *inc, int64 lo, int64 hi, DeltaReceiver *r)
 	r->pub.rDestroy = delta_destroy;
 	r->pub.mydest = DestNone;
 	r->inc = inc;
-	for (int i = 0; i < list_length(rtable); i++)
+	for (int j = 0; j < nrtes && !inc->state; j++)
+	{
+		RangeTblEntry *rte = rt_fetch(j + 1, rtable);
+
+		direct[j] = rte->rtekind == RTE_RELATION &&
+			mzcoord_shows_contents_at(rte->relid, lo - 1, snapshot);
+	}
+	for (int i = 0; i < nrtes; i++)
 	{
 		RangeTblEntry *rte = rt_fetch(i + 1, rtable);
+		bool		pieces = false;
+		int			limit = MZC_DELTA_MAX_PIECE;
 
 		if (rte->rtekind != RTE_RELATION ||
 			!has_updates_between(rte->relid, lo, hi, snapshot))
 			continue;
-		mzcoord_evaluate_query(interval_term(inc, i, lo, hi), inc->text,
-							   &r->pub);
+		for (int j = 0; j < nrtes; j++)
+		{
+			if (j == i || !direct[j])
+				continue;
+			pieces = true;
+			limit = Min(limit, piece_limit(rt_fetch(j + 1, rtable)->relid));
+		}
+		if (!pieces)
+		{
+			mzcoord_evaluate_query(interval_term(inc, i, lo, hi, direct, NIL),
+								   inc->text, snapshot, &r->pub);
+			continue;
+		}
+		run_delta_pieces(inc, i, lo, hi, direct, limit, snapshot, r);
 	}
 	UnregisterSnapshot(snapshot);
 }
@@ -1566,6 +1935,9 @@ grouped_interval(MzcIncremental *inc, MzcHistoryWriter *w,
 	MzcRowEntry **arr = entries_by_time(set, inc->nkeys, &n);
 	IncChange  *changes = palloc0(sizeof(IncChange) * Max(n, 1));
 	int			k = 0;
+	ExprContext *econtext = inc->having ? CreateStandaloneExprContext() : NULL;
+	TupleTableSlot *hslot = MakeSingleTupleTableSlot(inc->desc,
+													 &TTSOpsVirtual);
 
 	if (!build_index(inc, prev))
 		return lo;
@@ -1577,20 +1949,26 @@ grouped_interval(MzcIncremental *inc, MzcHistoryWriter *w,
 		for (; k < n && DatumGetInt64(arr[k]->values[inc->nkeys]) == ts; k++)
 		{
 			IncChange  *ch = &changes[k - first];
-			int64		rows = -1;
 
-			if (inc->extremes)
-				rows = ext_apply(inc, base, arr[k]->values, arr[k]->isnull,
-								 (IncGroup *) arr[k]->extra, ch);
-			if (!combine_group(inc, arr[k]->values, arr[k]->isnull,
-							   (IncGroup *) arr[k]->extra, rows, ch))
+			if (inc->state)
+			{
+				ExtState   *st = ext_apply(inc, base, arr[k]->values,
+										   arr[k]->isnull,
+										   (IncGroup *) arr[k]->extra);
+
+				state_group(inc, arr[k]->values, arr[k]->isnull, st, ch,
+							econtext, hslot);
+			}
+			else if (!combine_group(inc, arr[k]->values, arr[k]->isnull,
+									(IncGroup *) arr[k]->extra, ch))
 				return ts;
-			if (inc->extremes && ch->exists)
-				ext_fill(inc, ch);
 		}
 		write_groups(inc, w, slot, prev, changes, k - first, ts, changed);
 		(*ntimes)++;
 	}
+	if (econtext != NULL)
+		FreeExprContext(econtext, true);
+	ExecDropSingleTupleTableSlot(hslot);
 	return hi;
 }
 
@@ -1626,7 +2004,7 @@ mzcoord_incremental_interval(MzcIncremental *inc, const MzcHistory *h,
 	r.keyvals = palloc(sizeof(Datum) * (inc->nkeys + 1));
 	r.keynulls = palloc(sizeof(bool) * (inc->nkeys + 1));
 	r.lo = lo;
-	if (inc->extremes)
+	if (inc->state)
 		r.base = mzcoord_rowset_create(inc->keydesc, stepcxt);
 	run_interval_terms(inc, lo, hi, &r);
 

@@ -35,7 +35,8 @@
  *	   read as of that time, held by the transaction), and writes the
  *	   difference from the previous contents into the view's history at
  *	   that time; or, for a continual view of a query that allows it
- *	   (filter, projection, inner join, GROUP BY with count and sum), and
+ *	   (filter, projection, inner join, GROUP BY with count and sum; over
+ *	   intervals also min, max, avg, DISTINCT and HAVING), and
  *	   unless mzcoord.incremental is off, computes that difference from
  *	   the inputs' updates at that time (incremental.c).  Each time runs
  *	   in a subtransaction: a data error there (a division by zero, a

@@ -9,7 +9,7 @@
 #   - an incremental view equals its query over read_at of its inputs at
 #     every time sampled from the run (and the time before it), and is
 #     readable at all of them;
-#   - a recomputed view (avg), whose steps evaluate only the last time when more
+#   - a recomputed view (avg of numeric), whose steps evaluate only the last time when more
 #     changed (doc/concepts.md), equals its query wherever it is readable,
 #     raises 55MZ1 elsewhere, and mzcoord.maintenance_status counts the
 #     ranges it did not evaluate;
@@ -43,7 +43,7 @@ my %views = (
 	inc_join => 'SELECT w.g, count(*) AS n, sum(w.v * d.f) AS s, count(w.v * d.f) AS ns FROM {w} w JOIN {d} d ON d.g = w.g GROUP BY w.g',
 	inc_filter => 'SELECT k, g, v FROM {w} w WHERE v % 3 = 0',
 	inc_minmax => 'SELECT g, min(v) AS lo, max(v) AS hi, max(k) AS hk FROM {w} w GROUP BY g',
-	rec_avg => 'SELECT g, min(v) AS lo, avg(v) AS a FROM {w} w GROUP BY g',
+	rec_avg => 'SELECT g, min(v) AS lo, avg(v::numeric) AS a FROM {w} w GROUP BY g',
 );
 for my $mv (sort keys %views)
 {
