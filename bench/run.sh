@@ -993,6 +993,7 @@ PGB
 	                     max(lag_ms) FILTER (WHERE view = 'b15_rec') AS recomputed_lag_ms
 	                FROM b15_lag GROUP BY sec ORDER BY sec) TO STDOUT WITH (FORMAT csv, HEADER)" \
 		>"$RESULTS_DIR/b15_lag.csv"
+	plot_b15 "$RESULTS_DIR/b15_lag.csv" "$RESULTS_DIR/b15_lag.svg"
 	# Right at the end (a benchmark of a wrong answer is none), once caught up.
 	local ts
 	ts=$(sql -c "INSERT INTO b15 VALUES (0, 0, 0)" -c "SELECT mzcoord.last_commit_ts()" | tail -1)

@@ -1,5 +1,5 @@
 # Sourced by bench/run.sh: the scaling benchmark (SCALE in --only) and the
-# SVG charts of the results.
+# SVG charts of the results (scale.svg; b15_lag.svg, drawn by B15).
 #
 # SCALE registers N tables (default retain history) in a fresh cluster for
 # each N of SCALE_SIZES (default 1000 10000 100000; --quick: 1000 10000),
@@ -119,6 +119,27 @@ plot "$csv" every ::1 using 1:7 with linespoints lw 2 title "mzcoord, 100% chang
      "$csv" every ::1 using 1:9 with linespoints lw 2 dt 2 title "plain UPDATE, 100%", \
      "$csv" every ::1 using 1:8 with linespoints lw 2 dt 2 title "plain UPDATE, 1%"
 unset multiplot
+GP
+	echo "drawn: $svg"
+}
+
+# plot_b15 <b15_lag.csv> <svg>: B15's lag of both views over the run.
+plot_b15() {
+	local csv=$1 svg=$2
+	ensure_packages gnuplot-nox
+	gnuplot <<GP
+set terminal svg size 900,400 font "sans,11" background rgb "white"
+set output "$svg"
+set datafile separator ","
+set key top left
+set xlabel "seconds since the writers started"
+set ylabel "lag (ms): the table's upper minus the view's"
+set grid
+set title "B15: view lag while 4 clients write the input (bench/run.sh --only B15)"
+plot "$csv" every ::1 using 1:2 with lines lw 2 title "incremental (count/sum by group)", \
+     "$csv" every ::1 using 1:3 with lines lw 2 title "recomputed (min/max/avg of numeric)", \
+     2000 with lines dt 3 title "goal p99, incremental", \
+     5000 with lines dt 2 title "goal p99, recomputed"
 GP
 	echo "drawn: $svg"
 }
