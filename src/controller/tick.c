@@ -67,7 +67,6 @@ typedef struct MzcPersistRow
 	mzc_frontier since;
 	mzc_frontier upper;
 	MzcKind		kind;
-	bool		has_bound;		/* its durable since is a compaction bound */
 	bool		own_upper;		/* the tick writes its upper in its row */
 	bool		publish;		/* publish its bound (not in read-only mode) */
 	bool		written;		/* set by persist_rows */
@@ -155,8 +154,7 @@ cmp_row_slot(const void *a, const void *b)
 
 /*
  * The publication, two statements.  The first locks the catalog rows to
- * write: the compaction bound of a collection that has one (a table, a
- * source, a materialized view: mzcoord._kind_has_bound), else its
+ * write: the compaction bound of a collection that has one, else its
  * mzcoord.collections row.  Rows that another transaction has locked (a
  * source's upper advance, DDL, a creation holding an input's bound FOR
  * SHARE) are skipped rather than waited for: the coordinator must not
@@ -190,14 +188,16 @@ static const char *const lock_sql =
 "     FOR NO KEY UPDATE SKIP LOCKED),"
 " free AS ("
 "  SELECT c.global_id FROM mzcoord.collections c"
-"   WHERE c.global_id OPERATOR(pg_catalog.=) ANY ($2)"
-"     FOR NO KEY UPDATE SKIP LOCKED)"
+"   WHERE c.global_id OPERATOR(pg_catalog.=) ANY ($1)"
+"     AND NOT EXISTS (SELECT 1 FROM mzcoord.compaction_bounds x"
+"                      WHERE x.global_id OPERATOR(pg_catalog.=) c.global_id)"
+"     FOR NO KEY UPDATE OF c SKIP LOCKED)"
 "SELECT h.global_id FROM held h UNION ALL SELECT f.global_id FROM free f";
 
 static const char *const publish_sql =
 "WITH v AS ("
-"  SELECT * FROM unnest($1, $2, $3, $4, $6, $7)"
-"         AS v(global_id, since, upper, own_upper, publish, has_bound)),"
+"  SELECT * FROM unnest($1, $2, $3, $4, $6)"
+"         AS v(global_id, since, upper, own_upper, publish)),"
 " req AS ("
 "  SELECT r.input_global_id AS global_id, pg_catalog.min(r.at) AS at"
 "    FROM mzcoord.read_requirements r"
@@ -217,7 +217,7 @@ static const char *const publish_sql =
 "           ON b.global_id OPERATOR(pg_catalog.=) v.global_id"
 "         LEFT JOIN req ON req.global_id OPERATOR(pg_catalog.=) v.global_id"
 "         LEFT JOIN lease ON lease.global_id OPERATOR(pg_catalog.=) v.global_id"
-"   WHERE v.publish AND v.has_bound),"
+"   WHERE v.publish),"
 " nb AS ("
 "  UPDATE mzcoord.compaction_bounds b"
 "     SET bound = CASE WHEN p.lim IS NOT NULL"
@@ -235,14 +235,15 @@ static const char *const publish_sql =
 "         upper = CASE WHEN v.own_upper THEN v.upper ELSE c.upper END"
 "    FROM v"
 "   WHERE c.global_id OPERATOR(pg_catalog.=) v.global_id"
-"     AND NOT v.has_bound"
+"     AND NOT EXISTS (SELECT 1 FROM mzcoord.compaction_bounds x"
+"                      WHERE x.global_id OPERATOR(pg_catalog.=) v.global_id)"
 "  RETURNING c.global_id, c.since)"
 "SELECT nb.global_id, nb.bound FROM nb"
 " UNION ALL SELECT nc.global_id, nc.since FROM nc"
 " UNION ALL SELECT v.global_id, b.bound"
 "   FROM v JOIN mzcoord.compaction_bounds b"
 "          ON b.global_id OPERATOR(pg_catalog.=) v.global_id"
-"  WHERE NOT v.publish AND v.has_bound";
+"  WHERE NOT v.publish";
 
 /*
  * The tables' shared durable upper: the timeline as of this publication
@@ -298,20 +299,15 @@ mark_written(MzcPersistRow *rows, int n)
 	}
 }
 
-/*
- * The global ids of the rows as a text[] Datum: of those with a bound
- * (bounded 1), without one (0), or all (-1).
- */
+/* The rows' global ids as a text[] Datum. */
 static Datum
-gid_array(MzcPersistRow *rows, int n, int bounded)
+gid_array(MzcPersistRow *rows, int n)
 {
 	Datum	   *gids = palloc(sizeof(Datum) * Max(n, 1));
-	int			k = 0;
 
 	for (int i = 0; i < n; i++)
-		if (bounded < 0 || rows[i].has_bound == (bounded == 1))
-			gids[k++] = CStringGetTextDatum(mzcoord_gid_text(rows[i].gid));
-	return PointerGetDatum(construct_array(gids, k, TEXTOID, -1, false,
+		gids[i] = CStringGetTextDatum(mzcoord_gid_text(rows[i].gid));
+	return PointerGetDatum(construct_array(gids, n, TEXTOID, -1, false,
 										   TYPALIGN_INT));
 }
 
@@ -323,12 +319,12 @@ gid_array(MzcPersistRow *rows, int n, int bounded)
 static int
 lock_rows(MzcPersistRow *rows, int n)
 {
-	Oid			argtypes[2] = {TEXTARRAYOID, TEXTARRAYOID};
-	Datum		values[2] = {gid_array(rows, n, 1), gid_array(rows, n, 0)};
+	Oid			argtypes[1] = {TEXTARRAYOID};
+	Datum		values[1] = {gid_array(rows, n)};
 	int			rc;
 	int			nlocked = 0;
 
-	rc = SPI_execute_with_args(lock_sql, 2, argtypes, values, NULL, false, 0);
+	rc = SPI_execute_with_args(lock_sql, 1, argtypes, values, NULL, false, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "mzcoord: could not lock frontiers: %s",
 			 SPI_result_code_string(rc));
@@ -386,14 +382,13 @@ write_rows(MzcPersistRow *rows, int n)
 	Datum	   *uppers = palloc(sizeof(Datum) * Max(n, 1));
 	Datum	   *owns = palloc(sizeof(Datum) * Max(n, 1));
 	Datum	   *pubs = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *bounded = palloc(sizeof(Datum) * Max(n, 1));
 	bool	   *since_nulls = palloc(sizeof(bool) * Max(n, 1));
 	bool	   *upper_nulls = palloc(sizeof(bool) * Max(n, 1));
 	int			dims[1] = {n};
 	int			lbs[1] = {1};
-	Oid			argtypes[7] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
-	BOOLARRAYOID, INT8OID, BOOLARRAYOID, BOOLARRAYOID};
-	Datum		values[7];
+	Oid			argtypes[6] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+	BOOLARRAYOID, INT8OID, BOOLARRAYOID};
+	Datum		values[6];
 	int			rc;
 
 	for (int i = 0; i < n; i++)
@@ -402,9 +397,8 @@ write_rows(MzcPersistRow *rows, int n)
 		uppers[i] = mzcoord_frontier_datum(rows[i].upper, &upper_nulls[i]);
 		owns[i] = BoolGetDatum(rows[i].own_upper);
 		pubs[i] = BoolGetDatum(rows[i].publish);
-		bounded[i] = BoolGetDatum(rows[i].has_bound);
 	}
-	values[0] = gid_array(rows, n, -1);
+	values[0] = gid_array(rows, n);
 	values[1] = PointerGetDatum(construct_md_array(sinces, since_nulls, 1, dims, lbs,
 												   INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	values[2] = PointerGetDatum(construct_md_array(uppers, upper_nulls, 1, dims, lbs,
@@ -414,12 +408,10 @@ write_rows(MzcPersistRow *rows, int n)
 	values[4] = Int64GetDatum(mzcoord_authority_epoch());
 	values[5] = PointerGetDatum(construct_array(pubs, n, BOOLOID, 1, true,
 												TYPALIGN_CHAR));
-	values[6] = PointerGetDatum(construct_array(bounded, n, BOOLOID, 1, true,
-												TYPALIGN_CHAR));
 	mzcoord_authority_set_clamping(true);
 	PG_TRY();
 	{
-		rc = SPI_execute_with_args(publish_sql, 7, argtypes, values, NULL,
+		rc = SPI_execute_with_args(publish_sql, 6, argtypes, values, NULL,
 								   false, 0);
 	}
 	PG_FINALLY();
@@ -799,8 +791,6 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 	row->since = since;
 	row->upper = upper;
 	row->kind = mzcoord_ctl_info[s].kind;
-	/* As mzcoord._kind_has_bound: the collections with a history. */
-	row->has_bound = mzcoord_kind_has_history(row->kind);
 
 	/*
 	 * The tick writes the upper of an index in its row, and the tables'
