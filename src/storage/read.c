@@ -25,9 +25,10 @@
  * applied, and the snapshot sees none after t, so its rows are the
  * contents at t (the same test lets a view's evaluation read its inputs
  * directly, see evaluate.c).  Not when this transaction has written the
- * table or given it a new relfilenode (TRUNCATE, a rewrite): its own
- * updates are hidden from the read, which the table would not show
- * without them.
+ * table or given it a new relfilenode (TRUNCATE, a rewrite): a read leaves
+ * out the transaction's own updates, and the table no longer has the rows
+ * they replaced.  (A table registered in this transaction cannot be read
+ * yet at all.)
  *
  * read_at takes a transaction hold at t unless the transaction holds the
  * relation at t or earlier, or an active lease of the user does (then the
