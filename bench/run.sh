@@ -42,12 +42,12 @@ if [ $QUICK = 1 ]; then
 	ROUNDS=3; PGB_SECS=2; NCAT=1000; BATCH=50; BULK=100000; TICK_SECS=3
 	READ_ROWS=100000; RECENT=20000; COMPACT_UPDATES=200000; COMPACT_KEYS=20000
 	NIDX=200; IDX_BATCH=50; NPUB=10000; SINK_UPDATES=100000; LAG_WRITES=50
-	MV_ROWS=100000
+	MV_ROWS=100000; B18_SECS=5
 else
 	ROUNDS=5; PGB_SECS=8; NCAT=10000; BATCH=100; BULK=1000000; TICK_SECS=10
 	READ_ROWS=1000000; RECENT=100000; COMPACT_UPDATES=1000000; COMPACT_KEYS=100000
 	NIDX=1000; IDX_BATCH=100; NPUB=100000; SINK_UPDATES=1000000; LAG_WRITES=200
-	MV_ROWS=1000000
+	MV_ROWS=1000000; B18_SECS=20
 fi
 
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
@@ -96,6 +96,18 @@ synchronous_commit = off
 max_locks_per_transaction = $(( ${2:-25000} / 32 + 256 ))"
 	sql -c 'CREATE EXTENSION mzcoord'
 	wait_ready
+}
+
+# The peers' files (periods, wal2json) are installed by Debian's packages
+# into the system installation; a private copy (MZCOORD_PGROOT) made before
+# they were installed lacks them: copy what is missing.
+install_peers() {
+	[ -n "$MZ_PGROOT" ] || return 0
+	local f
+	for f in $(dpkg -L postgresql-15-periods postgresql-15-wal2json |
+		grep -E '^/usr/(lib|share)/postgresql/15/.*\.(so|sql|control)$'); do
+		[ -e "$MZ_PGROOT$f" ] || install -D -o "$MZ_USER" -m 644 "$f" "$MZ_PGROOT$f"
+	done
 }
 
 # pgbench_pair <id> <mzcoord script> <baseline script>: alternate the two,
@@ -663,34 +675,23 @@ bench_b10() {
 # as in B3) and compares it with the INSERT with the trigger.  The latency
 # from commit to exported (waits for ticks included) is reported for
 # mzcoord only.
-bench_b12() {
-	local n=$SINK_UPDATES
-	local gen="SELECT g, g % 1000, md5(g::text) FROM generate_series(1, $n) g"
-	say "B12: sink export of $n updates vs an AFTER trigger writing an outbox"
-	sql -q -c "SET client_min_messages = warning;
-	        DROP TABLE IF EXISTS b12p, b12q, b12_outbox;
-	        DROP FUNCTION IF EXISTS b12_outbox_write();
-	        CREATE TABLE b12_outbox (id bigint, k int, v text, mz_diff bigint);
-	        CREATE FUNCTION b12_outbox_write() RETURNS trigger LANGUAGE plpgsql AS
-	        \$f\$ BEGIN INSERT INTO b12_outbox VALUES (NEW.id, NEW.k, NEW.v, 1); RETURN NULL; END \$f\$;" >/dev/null
-	for r in $(seq 1 "$ROUNDS"); do
-		sql -q -c "SET client_min_messages = warning;
-		        SELECT mzcoord.drop(to_regclass('b12'), true) WHERE to_regclass('b12') IS NOT NULL;
-		        DROP TABLE IF EXISTS b12p, b12q; TRUNCATE b12_outbox;
-		        CREATE TABLE b12 (id bigint, k int, v text); SELECT mzcoord.create_table('b12');
-		        SELECT mzcoord.create_sink('b12_out', 'b12', false);
-		        CREATE TABLE b12p (id bigint, k int, v text);
-		        CREATE TRIGGER b12p_outbox AFTER INSERT ON b12p
-		            FOR EACH ROW EXECUTE FUNCTION b12_outbox_write();
-		        CREATE TABLE b12q (id bigint, k int, v text)" >/dev/null
-		sleep 1
-		local out write work latency steps exported trig plain
-		# The write and the wait in one session: last_commit_ts() is the session's.
-		out=$(sql <<SQL
+
+# sink_export <table> <sink> <generator query>: INSERT the generator's rows
+# into the registered table <table>, which the sink <sink> (snapshot =>
+# false) exports, and wait until the sink's upper passes the write's time.
+# Prints "write_ms export_ms latency_ms export_steps exported_rows": the
+# INSERT (server-side), the sum of the sink's step times
+# (mzcoord.maintenance.last_step_ms) meanwhile, the time from the commit to
+# the sink's upper passing it, how many steps were counted and how many
+# rows the sink exported.
+sink_export() {
+	local tbl=$1 sink=$2 gen=$3
+	# The write and the wait in one session: last_commit_ts() is the session's.
+	sql <<SQL | tail -1
 DO \$\$
 DECLARE t0 timestamptz := clock_timestamp();
 BEGIN
-    INSERT INTO b12 $gen;
+    INSERT INTO $tbl $gen;
     PERFORM set_config('bench.write', (extract(epoch FROM clock_timestamp() - t0) * 1000)::text, false);
 END
 \$\$;
@@ -699,7 +700,7 @@ DO \$\$
 DECLARE
     t0 timestamptz := clock_timestamp();
     ts bigint := current_setting('bench.ts')::bigint;
-    sid text := (SELECT id FROM mzcoord.items WHERE relation = 'b12_out'::regclass);
+    sid text := (SELECT id FROM mzcoord.items WHERE relation = '$sink'::regclass);
     u bigint; s bigint; ms float8; rows bigint;
     last_s bigint; rows0 bigint; work float8 := 0; counted bigint := 0;
 BEGIN
@@ -729,8 +730,31 @@ END
 \$\$;
 SELECT current_setting('bench.out');
 SQL
-)
-		out=$(echo "$out" | tail -1)
+}
+
+bench_b12() {
+	local n=$SINK_UPDATES
+	local gen="SELECT g, g % 1000, md5(g::text) FROM generate_series(1, $n) g"
+	say "B12: sink export of $n updates vs an AFTER trigger writing an outbox"
+	sql -q -c "SET client_min_messages = warning;
+	        DROP TABLE IF EXISTS b12p, b12q, b12_outbox;
+	        DROP FUNCTION IF EXISTS b12_outbox_write();
+	        CREATE TABLE b12_outbox (id bigint, k int, v text, mz_diff bigint);
+	        CREATE FUNCTION b12_outbox_write() RETURNS trigger LANGUAGE plpgsql AS
+	        \$f\$ BEGIN INSERT INTO b12_outbox VALUES (NEW.id, NEW.k, NEW.v, 1); RETURN NULL; END \$f\$;" >/dev/null
+	for r in $(seq 1 "$ROUNDS"); do
+		sql -q -c "SET client_min_messages = warning;
+		        SELECT mzcoord.drop(to_regclass('b12'), true) WHERE to_regclass('b12') IS NOT NULL;
+		        DROP TABLE IF EXISTS b12p, b12q; TRUNCATE b12_outbox;
+		        CREATE TABLE b12 (id bigint, k int, v text); SELECT mzcoord.create_table('b12');
+		        SELECT mzcoord.create_sink('b12_out', 'b12', false);
+		        CREATE TABLE b12p (id bigint, k int, v text);
+		        CREATE TRIGGER b12p_outbox AFTER INSERT ON b12p
+		            FOR EACH ROW EXECUTE FUNCTION b12_outbox_write();
+		        CREATE TABLE b12q (id bigint, k int, v text)" >/dev/null
+		sleep 1
+		local out write work latency steps exported trig plain
+		out=$(sink_export b12 b12_out "$gen")
 		read -r write work latency steps exported <<<"$out"
 		echo "       export: $exported rows in $steps transactions"
 		[ "$exported" = "$n" ] || { echo "B12: the sink exported $exported rows, not $n" >&2; exit 1; }
@@ -1012,6 +1036,269 @@ PGB
 }
 
 # --------------------------------------------------------------------------
+# The peers a user would pick instead: periods (SQL:2011 system versioning,
+# a history table written by row triggers, <table>__as_of(timestamptz)
+# reads) for time travel, and wal2json (logical decoding) for change
+# capture.  Debian packages; see install_peers.
+# --------------------------------------------------------------------------
+
+# A table (id bigint, k int, v text) with periods' system versioning: two
+# timestamptz columns, its history table <name>_history and the function
+# <name>__as_of(timestamptz).
+periods_table() {
+	sql -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS periods CASCADE" \
+		-c "CREATE TABLE $1 (id bigint, k int, v text)" \
+		-c "SELECT periods.add_system_time_period('$1')" \
+		-c "SELECT periods.add_system_versioning('$1')" >/dev/null
+}
+
+drop_periods_table() {
+	sql -c "SELECT periods.drop_system_versioning('$1', 'CASCADE', true)" \
+		-c "DROP TABLE $1" >/dev/null
+}
+
+# B3p: bulk INSERT ... SELECT of BULK rows, registered vs periods
+bench_b3p() {
+	say "B3p: bulk INSERT of $BULK rows, registered table vs a periods table"
+	local gen="SELECT g, g % 1000, md5(g::text) FROM generate_series(1, $BULK) g"
+	for r in $(seq 1 "$ROUNDS"); do
+		sql -q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS b3pr" \
+			-c "CREATE TABLE b3pr (id bigint, k int, v text); SELECT mzcoord.create_table('b3pr')" >/dev/null
+		periods_table b3pp
+		if [ $((r % 2)) = 1 ]; then
+			record B3p "$BULK rows" mzcoord ms "$r" "$(time_sql "INSERT INTO b3pr $gen")"
+			record B3p "$BULK rows" baseline ms "$r" "$(time_sql "INSERT INTO b3pp (id, k, v) $gen")"
+		else
+			record B3p "$BULK rows" baseline ms "$r" "$(time_sql "INSERT INTO b3pp (id, k, v) $gen")"
+			record B3p "$BULK rows" mzcoord ms "$r" "$(time_sql "INSERT INTO b3pr $gen")"
+		fi
+		sql -c "DROP TABLE b3pr" >/dev/null
+		drop_periods_table b3pp
+	done
+}
+
+# B2p: single-row INSERT (pgbench, 1 and 8 clients), registered vs periods
+bench_b2p() {
+	say "B2p: single-row INSERT, registered table vs a periods table"
+	sql -c "CREATE TABLE b2pr (id bigint, k int, v text); SELECT mzcoord.create_table('b2pr')" >/dev/null
+	periods_table b2pp
+	local mz=$BENCH_DIR/b2p_mz.sql base=$BENCH_DIR/b2p_base.sql
+	printf "INSERT INTO b2pr VALUES (:client_id, 1, 'a short row');\n" >"$mz"
+	printf "INSERT INTO b2pp (id, k, v) VALUES (:client_id, 1, 'a short row');\n" >"$base"
+	pgbench_pair B2p "$mz" "$base"
+	sql -c "DROP TABLE b2pr" >/dev/null
+	drop_periods_table b2pp
+}
+
+# VACUUM ANALYZE a registered table and its history.
+vacuum_registered() {
+	sql -c "VACUUM ANALYZE $1" \
+		-c "VACUUM ANALYZE $(sql -c "SELECT history FROM mzcoord.storage WHERE relation = '$1'::regclass")" >/dev/null
+}
+
+# Whether read_at of <registered table> at <mzcoord time> and <periods
+# table>__as_of(<timestamptz>) give the same multiset of rows.
+same_contents() {
+	sql -c "SELECT count(*) = 0 FROM
+	          ((SELECT * FROM mzcoord.read_at(NULL::$1, $2) EXCEPT ALL SELECT id, k, v FROM $3__as_of($4))
+	           UNION ALL
+	           (SELECT id, k, v FROM $3__as_of($4) EXCEPT ALL SELECT * FROM mzcoord.read_at(NULL::$1, $2))) x"
+}
+
+# B4p: read_at of READ_ROWS compacted rows vs periods' __as_of(now()) of
+# the same rows (an empty history).  B5p: the same after RECENT updates
+# (RECENT / 1000 transactions of 1,000 rows each) of both tables: read as
+# of now, and as of the time after the first half of the updates.
+bench_reads_periods() {
+	local gen="SELECT g, g % 1000, md5(g::text) FROM generate_series(1, $READ_ROWS) g"
+	if want B4p; then
+		say "B4p: read_at of $READ_ROWS compacted rows vs periods' __as_of"
+		sql -c "CREATE TABLE b4pm (id bigint, k int, v text); INSERT INTO b4pm $gen;
+		        SELECT mzcoord.create_table('b4pm')" >/dev/null
+		periods_table b4pp
+		sql -c "INSERT INTO b4pp (id, k, v) $gen" >/dev/null
+		sleep 2
+		sql -c "SELECT mzcoord.compact('b4pm')" >/dev/null
+		vacuum_registered b4pm
+		sql -c "VACUUM ANALYZE b4pp" -c "VACUUM ANALYZE b4pp_history" >/dev/null
+		local now_mz="(SELECT upper - 1 FROM mzcoord.frontiers WHERE relation = 'b4pm'::regclass)"
+		local mz="COPY (SELECT * FROM mzcoord.read_at(NULL::b4pm, $now_mz)) TO '/dev/null'"
+		local base="COPY (SELECT id, k, v FROM b4pp__as_of(now())) TO '/dev/null'"
+		for r in $(seq 1 "$ROUNDS"); do
+			if [ $((r % 2)) = 1 ]; then
+				record B4p "$READ_ROWS rows" mzcoord ms "$r" "$(time_sql "$mz")"
+				record B4p "$READ_ROWS rows" baseline ms "$r" "$(time_sql "$base")"
+			else
+				record B4p "$READ_ROWS rows" baseline ms "$r" "$(time_sql "$base")"
+				record B4p "$READ_ROWS rows" mzcoord ms "$r" "$(time_sql "$mz")"
+			fi
+		done
+		echo "       same rows: $(same_contents b4pm "$now_mz" b4pp 'now()')"
+		sql -c "DROP TABLE b4pm" >/dev/null
+		drop_periods_table b4pp
+	fi
+	if want B5p; then
+		local half=$((RECENT / 2000))
+		say "B5p: read_at after $RECENT updates vs periods' __as_of, now and after $((half * 1000))"
+		sql -c "CREATE TABLE b5pm (id bigint, k int, v text); INSERT INTO b5pm $gen;
+		        SELECT mzcoord.create_table('b5pm', '1 hour')" >/dev/null
+		periods_table b5pp
+		sql -c "INSERT INTO b5pp (id, k, v) $gen" \
+			-c "CREATE TABLE b5p_mid (mz bigint, pg timestamptz)" >/dev/null
+		sql -c "DO \$\$ BEGIN FOR i IN 1..$((RECENT / 1000)) LOOP
+		          UPDATE b5pm SET v = 'updated' WHERE id BETWEEN (i - 1) * 1000 + 1 AND i * 1000;
+		          COMMIT;
+		          IF i = $half THEN INSERT INTO b5p_mid VALUES (mzcoord.last_commit_ts(), NULL); COMMIT; END IF;
+		          UPDATE b5pp SET v = 'updated' WHERE id BETWEEN (i - 1) * 1000 + 1 AND i * 1000;
+		          COMMIT;
+		          IF i = $half THEN UPDATE b5p_mid SET pg = clock_timestamp(); COMMIT; END IF;
+		        END LOOP; END \$\$" >/dev/null
+		vacuum_registered b5pm
+		sql -c "VACUUM ANALYZE b5pp" -c "VACUUM ANALYZE b5pp_history" >/dev/null
+		local now_mz="(SELECT upper - 1 FROM mzcoord.frontiers WHERE relation = 'b5pm'::regclass)"
+		local mid_mz="(SELECT mz FROM b5p_mid)" mid_pg="(SELECT pg FROM b5p_mid)"
+		local at mz base
+		for at in now mid; do
+			if [ $at = now ]; then
+				mz="COPY (SELECT * FROM mzcoord.read_at(NULL::b5pm, $now_mz)) TO '/dev/null'"
+				base="COPY (SELECT id, k, v FROM b5pp__as_of(now())) TO '/dev/null'"
+			else
+				mz="COPY (SELECT * FROM mzcoord.read_at(NULL::b5pm, $mid_mz)) TO '/dev/null'"
+				base="COPY (SELECT id, k, v FROM b5pp__as_of($mid_pg)) TO '/dev/null'"
+			fi
+			for r in $(seq 1 "$ROUNDS"); do
+				if [ $((r % 2)) = 1 ]; then
+					record B5p "$RECENT updates as of $at" mzcoord ms "$r" "$(time_sql "$mz")"
+					record B5p "$RECENT updates as of $at" baseline ms "$r" "$(time_sql "$base")"
+				else
+					record B5p "$RECENT updates as of $at" baseline ms "$r" "$(time_sql "$base")"
+					record B5p "$RECENT updates as of $at" mzcoord ms "$r" "$(time_sql "$mz")"
+				fi
+			done
+		done
+		echo "       same rows as of now: $(same_contents b5pm "$now_mz" b5pp 'now()'), as of the middle: $(same_contents b5pm "$mid_mz" b5pp "$mid_pg")"
+		sql -c "DROP TABLE b5pm, b5p_mid" >/dev/null
+		drop_periods_table b5pp
+	fi
+}
+
+# Server-side milliseconds of one query and the count(*) of its rows:
+# prints "ms rows".
+time_count_sql() {
+	sql <<SQL
+DO \$\$
+DECLARE t0 timestamptz := clock_timestamp(); n bigint;
+BEGIN
+    EXECUTE \$q\$SELECT count(*) FROM ($1) x\$q\$ INTO n;
+    PERFORM set_config('bench.ms', (extract(epoch FROM clock_timestamp() - t0) * 1000)::text, false);
+    PERFORM set_config('bench.n', n::text, false);
+END
+\$\$;
+SELECT round(current_setting('bench.ms')::numeric, 3) || ' ' || current_setting('bench.n');
+SQL
+}
+
+# The cluster's wal_level is replica, as for every other benchmark; B12w
+# needs logical: it switches the cluster to logical (and allows wal2json
+# as an output plugin) for its own rounds and back to replica after them.
+set_wal_level() {
+	if [ "$1" = logical ]; then
+		sql -c "ALTER SYSTEM SET wal_level = logical" \
+			-c "ALTER SYSTEM SET output_plugin_libraries = 'pgoutput', 'test_decoding', 'wal2json'" >/dev/null
+	else
+		sql -c "ALTER SYSTEM RESET wal_level" -c "ALTER SYSTEM RESET output_plugin_libraries" >/dev/null
+	fi
+	pgctl restart -m fast -w -l "$BENCH_DIR/server.log" >/dev/null
+	wait_ready
+	echo "       wal_level = $(sql -c 'SHOW wal_level')"
+}
+
+# B12w: a sink exporting SINK_UPDATES updates (one INSERT ... SELECT into a
+# registered table) vs decoding the same INSERT into a plain table from a
+# wal2json slot (pg_logical_slot_get_changes, format 2: one row per change,
+# only that table), both at wal_level = logical.  "export": the sink's
+# steps (as in B12) vs the get_changes call; "write+export": plus the
+# INSERT into the registered table vs plus the INSERT into the plain one.
+bench_b12w() {
+	local n=$SINK_UPDATES
+	local gen="SELECT g, g % 1000, md5(g::text) FROM generate_series(1, $n) g"
+	say "B12w: sink export of $n updates vs a wal2json slot"
+	set_wal_level logical
+	for r in $(seq 1 "$ROUNDS"); do
+		sql -q -c "SET client_min_messages = warning;
+		        SELECT mzcoord.drop(to_regclass('b12w'), true) WHERE to_regclass('b12w') IS NOT NULL;
+		        DROP TABLE IF EXISTS b12w_q, b12w_flush;
+		        CREATE TABLE b12w_flush (a int);
+		        CREATE TABLE b12w (id bigint, k int, v text); SELECT mzcoord.create_table('b12w');
+		        SELECT mzcoord.create_sink('b12w_out', 'b12w', false);
+		        CREATE TABLE b12w_q (id bigint, k int, v text)" >/dev/null
+		sleep 1
+		local out write work latency steps exported pwrite decode rows
+		out=$(sink_export b12w b12w_out "$gen")
+		read -r write work latency steps exported <<<"$out"
+		[ "$exported" = "$n" ] || { echo "B12w: the sink exported $exported rows, not $n" >&2; exit 1; }
+		sql -c "SELECT 1 FROM pg_create_logical_replication_slot('b12w', 'wal2json')" >/dev/null
+		pwrite=$(time_sql "INSERT INTO b12w_q $gen")
+		# Decoding reads only WAL flushed to disk (synchronous_commit is off):
+		# a write committed with synchronous_commit = on flushes it.
+		sql -c "SET synchronous_commit = on" -c "INSERT INTO b12w_flush VALUES (1)" >/dev/null
+		read -r decode rows <<<"$(time_count_sql "SELECT * FROM pg_logical_slot_get_changes('b12w', NULL, NULL,
+			'format-version', '2', 'add-tables', 'public.b12w_q')
+			WHERE data LIKE '{\"action\":\"I\"%'" | tail -1)"
+		sql -c "SELECT pg_drop_replication_slot('b12w')" >/dev/null
+		echo "       sink: $exported rows in $steps transactions; wal2json: $rows insertions"
+		[ "$rows" = "$n" ] || { echo "B12w: wal2json gave $rows insertions, not $n" >&2; exit 1; }
+		record B12w "$n updates export" mzcoord ms "$r" "$work"
+		record B12w "$n updates export" baseline ms "$r" "$decode"
+		record B12w "$n updates write+export" mzcoord ms "$r" "$(awk -v a="$write" -v b="$work" 'BEGIN { print a + b }')"
+		record B12w "$n updates write+export" baseline ms "$r" "$(awk -v a="$pwrite" -v b="$decode" 'BEGIN { print a + b }')"
+	done
+	sql -q -c "SET client_min_messages = warning; SELECT mzcoord.drop('b12w', cascade => true);
+	        DROP TABLE b12w_q, b12w_flush" >/dev/null
+	set_wal_level replica
+}
+
+# B18: pgbench TPC-B (the built-in tpcb-like script) at scale 10, 1, 4 and
+# 8 clients: the four pgbench tables registered with mzcoord.create_table
+# (schema b18r) vs the same tables plain (schema b18p), one after the other
+# in each round (the order alternating), B18_SECS seconds each.
+pgbench_tpcb() {
+	# pgbench_tpcb <schema> <clients>: prints the TPS
+	runuser -u "$MZ_USER" -- env PGOPTIONS="-c search_path=$1" "$PG_BIN/pgbench" -n \
+		-h "$SOCK" -p "$PORT" -c "$2" -j "$2" -T "$B18_SECS" -b tpcb-like "$DB" 2>/dev/null |
+		awk '/^tps = / { print $3; exit }'
+}
+
+bench_b18() {
+	say "B18: pgbench TPC-B scale 10, registered vs plain tables"
+	local s
+	for s in b18r b18p; do
+		sql -c "CREATE SCHEMA $s" >/dev/null
+		runuser -u "$MZ_USER" -- env PGOPTIONS="-c search_path=$s" "$PG_BIN/pgbench" -i -q \
+			-s 10 -h "$SOCK" -p "$PORT" "$DB" >/dev/null 2>&1
+	done
+	sql -c "SELECT mzcoord.create_table(('b18r.' || t)::regclass)
+	          FROM unnest(ARRAY['pgbench_accounts', 'pgbench_branches', 'pgbench_tellers', 'pgbench_history']) t" >/dev/null
+	for s in accounts branches tellers history; do
+		vacuum_registered "b18r.pgbench_$s"
+		sql -c "VACUUM ANALYZE b18p.pgbench_$s" >/dev/null
+	done
+	local c r
+	for c in 1 4 8; do
+		for r in $(seq 1 "$ROUNDS"); do
+			if [ $((r % 2)) = 1 ]; then
+				record B18 "clients=$c" mzcoord tps "$r" "$(pgbench_tpcb b18r "$c")"
+				record B18 "clients=$c" baseline tps "$r" "$(pgbench_tpcb b18p "$c")"
+			else
+				record B18 "clients=$c" baseline tps "$r" "$(pgbench_tpcb b18p "$c")"
+				record B18 "clients=$c" mzcoord tps "$r" "$(pgbench_tpcb b18r "$c")"
+			fi
+		done
+	done
+	sql -q -c "SET client_min_messages = warning" -c "DROP SCHEMA b18r, b18p CASCADE" >/dev/null
+}
+
+# --------------------------------------------------------------------------
 # Report
 # --------------------------------------------------------------------------
 
@@ -1062,9 +1349,11 @@ report() {
 }
 
 require_root
-ensure_packages bsdextrautils	# column(1) for the report
+# column(1) for the report; the peers periods and wal2json
+ensure_packages bsdextrautils postgresql-15-periods postgresql-15-wal2json
 sync_build_tree
 build_and_install
+install_peers
 # A B10 cluster left running by an interrupted run would lose its files to
 # start_cluster (which empties $BENCH_DIR) and keep running: stop it first.
 if [ -f "$BENCH_DIR/b10/data/postmaster.pid" ]; then
@@ -1080,6 +1369,11 @@ if want B4 || want B5; then bench_reads; fi
 want B9 && bench_b9
 want B11 && bench_b11
 want B12 && bench_b12
+want B12w && bench_b12w
+want B3p && bench_b3p
+want B2p && bench_b2p
+if want B4p || want B5p; then bench_reads_periods; fi
+want B18 && bench_b18
 if want B6 || want B7 || want B8 || want B14; then bench_catalog; fi
 want B13 && bench_b13
 want B15 && bench_b15

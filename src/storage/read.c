@@ -20,6 +20,16 @@
  * to the history.  A retraction left unmatched means a row with a negative
  * count: a corrupt history, reported as such.
  *
+ * read_at of a table whose history has nothing after t (one probe of the ts
+ * index) reads the table itself instead: it has every committed update
+ * applied, and the snapshot sees none after t, so its rows are the
+ * contents at t (the same test lets a view's evaluation read its inputs
+ * directly, see evaluate.c).  Not when this transaction has written the
+ * table or given it a new relfilenode (TRUNCATE, a rewrite): a read leaves
+ * out the transaction's own updates, and the table no longer has the rows
+ * they replaced.  (A table registered in this transaction cannot be read
+ * yet at all.)
+ *
  * read_at takes a transaction hold at t unless the transaction holds the
  * relation at t or earlier, or an active lease of the user does (then the
  * since is checked again once the snapshot is taken; see
@@ -58,6 +68,7 @@
 #include "controller.h"
 #include "extension.h"
 #include "history.h"
+#include "oracle.h"
 #include "read.h"
 #include "rowimage.h"
 #include "selection.h"
@@ -277,6 +288,48 @@ read_at_emit(void *arg, TupleTableSlot *row, int64 n)
 }
 
 /*
+ * Whether read_at may read rel itself, in snapshot, for its contents at
+ * `at`: a table whose history has no update after `at` in snapshot, which
+ * this transaction has not written nor given a new relfilenode.
+ */
+static bool
+read_relation_itself(Relation rel, const MzcHistory *h, Snapshot snapshot,
+					 int64 at)
+{
+	if (h->kind != MZC_KIND_TABLE)
+		return false;
+	if (mzcoord_has_write_ts())
+		return false;
+	if (rel->rd_createSubid != InvalidSubTransactionId ||
+		rel->rd_newRelfilenodeSubid != InvalidSubTransactionId ||
+		rel->rd_firstRelfilenodeSubid != InvalidSubTransactionId)
+		return false;
+	return mzcoord_history_quiet_after(h, snapshot, at);
+}
+
+/* Put every row of rel visible in snapshot into st (dropped columns null). */
+static void
+read_relation_rows(Relation rel, Snapshot snapshot, ReadAtState *st)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	TableScanDesc scan = table_beginscan(rel, snapshot, 0, NULL);
+	bool	   *isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
+
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(slot);
+		for (int i = 0; i < desc->natts; i++)
+			isnull[i] = slot->tts_isnull[i] || TupleDescAttr(desc, i)->attisdropped;
+		tuplestore_putvalues(st->store, st->desc, slot->tts_values, isnull);
+	}
+	table_endscan(scan);
+	pfree(isnull);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
  * mzcoord.read_at(rel anyelement, at bigint) RETURNS SETOF anyelement
  */
 Datum
@@ -336,8 +389,12 @@ mzcoord_read_at(PG_FUNCTION_ARGS)
 		mzcoord_ctl_check_read(relid, at);
 	/* A view in error at `at` has no contents there: its error instead. */
 	mzcoord_view_error_check(rel, h->gid, snapshot, at, at);
-	mzcoord_history_contents(h, RelationGetDescr(rel), snapshot, at,
-							 read_at_emit, &st, &negative);
+	negative = 0;
+	if (read_relation_itself(rel, h, snapshot, at))
+		read_relation_rows(rel, snapshot, &st);
+	else
+		mzcoord_history_contents(h, RelationGetDescr(rel), snapshot, at,
+								 read_at_emit, &st, &negative);
 	UnregisterSnapshot(snapshot);
 
 	if (negative > 0)
