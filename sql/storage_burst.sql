@@ -35,6 +35,6 @@ SELECT count(*) AS rows_at_last_write
   FROM mzcoord.read_at(NULL::wb, (SELECT max(ts) FROM :wb_hist));
 SELECT wait_until(format($$SELECT since > (SELECT max(ts) FROM %s)
                             FROM mzcoord.frontiers WHERE relation = 'wb'::regclass$$,
-                         :'wb_hist'), 10) AS since_passed_the_burst;
+                         :'wb_hist'), 120) AS since_passed_the_burst;
 DROP TABLE wb;
 SELECT * FROM mzcoord.check_consistency();
