@@ -79,6 +79,86 @@ mzcoord_ctl_check_inputs(const int64 *gids, int n)
  */
 
 /*
+ * The CREATEs of a staged list, by global id: (gid, position) sorted, so
+ * that "the collection created earlier in the list" is a binary search
+ * rather than a walk back through the list for every change (a transaction
+ * that changes the policy of 100,000 tables would otherwise take seconds
+ * under the exclusive lock).
+ */
+typedef struct MzcStagedCreate
+{
+	int64		gid;
+	int			pos;
+} MzcStagedCreate;
+
+typedef struct MzcCreateIndex
+{
+	MzcStagedCreate *entries;
+	int			n;
+} MzcCreateIndex;
+
+static int
+cmp_staged_create(const void *a, const void *b)
+{
+	const MzcStagedCreate *x = a;
+	const MzcStagedCreate *y = b;
+
+	if (x->gid != y->gid)
+		return x->gid < y->gid ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos ? 1 : 0;
+}
+
+/* Index the CREATEs of staged (before taking the lock: it allocates). */
+static MzcCreateIndex
+index_creates(List *staged)
+{
+	MzcCreateIndex ci;
+	ListCell   *lc;
+
+	ci.entries = palloc(sizeof(MzcStagedCreate) * Max(list_length(staged), 1));
+	ci.n = 0;
+	foreach(lc, staged)
+	{
+		MzcStaged  *s = lfirst(lc);
+
+		if (s->op == MZC_STAGE_CREATE)
+		{
+			ci.entries[ci.n].gid = s->gid;
+			ci.entries[ci.n].pos = foreach_current_index(lc);
+			ci.n++;
+		}
+	}
+	qsort(ci.entries, ci.n, sizeof(MzcStagedCreate), cmp_staged_create);
+	return ci;
+}
+
+/*
+ * Position of the last CREATE of gid before position upto in the list, or
+ * -1 if none.
+ */
+static int
+created_before(const MzcCreateIndex *ci, int64 gid, int upto)
+{
+	int			lo = 0;
+	int			hi = ci->n;
+	int			found = -1;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (ci->entries[mid].gid < gid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < ci->n && ci->entries[lo].gid == gid &&
+		 ci->entries[lo].pos < upto; lo++)
+		found = ci->entries[lo].pos;
+	return found;
+}
+
+/*
  * Dependency edges reachable from the collection gid will be when the staged
  * change at position upto is published: a collection staged earlier in the
  * list has the edges computed for it (edges[]), a published one those of
@@ -86,17 +166,14 @@ mzcoord_ctl_check_inputs(const int64 *gids, int n)
  * of the core change).  A missing collection counts 0; it is reported.
  */
 static int64
-staged_gid_edges_locked(List *staged, int upto, const int64 *edges, int64 gid)
+staged_gid_edges_locked(const MzcCreateIndex *ci, int upto,
+						const int64 *edges, int64 gid)
 {
 	int32		slot;
+	int			i = created_before(ci, gid, upto);
 
-	for (int i = upto - 1; i >= 0; i--)
-	{
-		MzcStaged  *s = list_nth(staged, i);
-
-		if (s->op == MZC_STAGE_CREATE && s->gid == gid)
-			return edges[i];
-	}
+	if (i >= 0)
+		return edges[i];
 	slot = mzcoord_ctl_slot_of_gid(gid);
 	return slot >= 0 ? mzc_coll_reachable_edges(&mzcoord_ctl->colls, slot) : 0;
 }
@@ -128,7 +205,7 @@ staged_gid_edges_locked(List *staged, int upto, const int64 *edges, int64 gid)
  * nodes each, not the worst case of a collection with the deepest graph.
  */
 static int64
-staged_nodes_locked(List *staged)
+staged_nodes_locked(List *staged, const MzcCreateIndex *ci)
 {
 	int			n = list_length(staged);
 	int64	   *edges = palloc0(sizeof(int64) * Max(n, 1));
@@ -145,16 +222,16 @@ staged_nodes_locked(List *staged)
 			case MZC_STAGE_CREATE:
 				e = s->ninputs;
 				for (int k = 0; k < s->ninputs; k++)
-					e += staged_gid_edges_locked(staged, i, edges, s->inputs[k]);
+					e += staged_gid_edges_locked(ci, i, edges, s->inputs[k]);
 				edges[i] = Min(e, max_edges);
 				nodes += 2 + s->ninputs;
 				break;
 			case MZC_STAGE_POLICY:
 			case MZC_STAGE_UPPER:
-				nodes += 1 + staged_gid_edges_locked(staged, i, edges, s->gid);
+				nodes += 1 + staged_gid_edges_locked(ci, i, edges, s->gid);
 				break;
 			case MZC_STAGE_DROP:
-				nodes += 2 * (1 + staged_gid_edges_locked(staged, i, edges, s->gid));
+				nodes += 2 * (1 + staged_gid_edges_locked(ci, i, edges, s->gid));
 				break;
 		}
 	}
@@ -174,23 +251,6 @@ report_no_node_space(int64 needed, int32 available)
 			 errhint("Raise mzcoord.max_collections, which sizes the pool, or make the changes in smaller transactions.")));
 }
 
-static bool
-staged_creates_gid(List *staged, const MzcStaged *upto, int64 gid)
-{
-	ListCell   *lc;
-
-	foreach(lc, staged)
-	{
-		MzcStaged  *s = lfirst(lc);
-
-		if (s == upto)
-			break;
-		if (s->op == MZC_STAGE_CREATE && s->gid == gid)
-			return true;
-	}
-	return false;
-}
-
 /*
  * Does every staged change other than a DROP find what it refers to (a live
  * collection, or one created earlier in the list), and does no CREATE exist
@@ -198,31 +258,33 @@ staged_creates_gid(List *staged, const MzcStaged *upto, int64 gid)
  * *missing and *duplicate to an offending global id; caller holds the lock.
  */
 static void
-staged_check_locked(List *staged, int64 *missing, int64 *duplicate)
+staged_check_locked(List *staged, const MzcCreateIndex *ci, int64 *missing,
+					int64 *duplicate)
 {
 	ListCell   *lc;
 
 	foreach(lc, staged)
 	{
 		MzcStaged  *s = lfirst(lc);
+		int			pos = foreach_current_index(lc);
 
 		if (s->op == MZC_STAGE_CREATE)
 		{
 			if (mzcoord_ctl_slot_of_gid(s->gid) >= 0 ||
-				staged_creates_gid(staged, s, s->gid))
+				created_before(ci, s->gid, pos) >= 0)
 				*duplicate = s->gid;
 			for (int i = 0; i < s->ninputs; i++)
 			{
 				int32		slot = mzcoord_ctl_slot_of_gid(s->inputs[i]);
 
 				if ((slot < 0 || !mzc_coll_live(&mzcoord_ctl->colls, slot)) &&
-					!staged_creates_gid(staged, s, s->inputs[i]))
+					created_before(ci, s->inputs[i], pos) < 0)
 					*missing = s->inputs[i];
 			}
 		}
 		else if (s->op != MZC_STAGE_DROP &&
 				 mzcoord_ctl_slot_of_gid(s->gid) < 0 &&
-				 !staged_creates_gid(staged, s, s->gid))
+				 created_before(ci, s->gid, pos) < 0)
 			*missing = s->gid;
 
 		/*
@@ -251,6 +313,7 @@ mzcoord_ctl_reserve(List *staged, MzcReservation *r)
 	bool		ready;
 	bool		full_slots = false;
 	bool		full_nodes = false;
+	MzcCreateIndex creates;
 
 	/*
 	 * Created together with the extension: nothing to publish (the
@@ -272,12 +335,13 @@ mzcoord_ctl_reserve(List *staged, MzcReservation *r)
 		slots += s->op == MZC_STAGE_CREATE ? 1 : 0;
 	}
 
+	creates = index_creates(staged);
 	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
 	ready = mzcoord_ctl->ready;
 	if (ready)
 	{
-		staged_check_locked(staged, &missing, &duplicate);
-		nodes = staged_nodes_locked(staged);
+		staged_check_locked(staged, &creates, &missing, &duplicate);
+		nodes = staged_nodes_locked(staged, &creates);
 		nodes_available = mzcoord_ctl->pool.nfree -
 			mzcoord_ctl->reserved_nodes;
 		full_slots = mzcoord_ctl->colls.nfree -
