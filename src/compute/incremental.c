@@ -1944,13 +1944,20 @@ grouped_interval(MzcIncremental *inc, MzcHistoryWriter *w,
 	MzcRowEntry **arr = entries_by_time(set, inc->nkeys, &n);
 	IncChange  *changes = palloc0(sizeof(IncChange) * Max(n, 1));
 	int			k = 0;
-	ExprContext *econtext = inc->having ? CreateStandaloneExprContext() : NULL;
-	TupleTableSlot *hslot = MakeSingleTupleTableSlot(inc->desc,
-													 &TTSOpsVirtual);
+	int64		end = hi;
+	ExprContext *econtext;
+	TupleTableSlot *hslot;
 
 	if (!build_index(inc, prev))
 		return lo;
-	while (k < n)
+
+	/*
+	 * The slot pins the view's descriptor in the current resource owner: it
+	 * is dropped on every way out, or the commit warns of a leak.
+	 */
+	econtext = inc->having ? CreateStandaloneExprContext() : NULL;
+	hslot = MakeSingleTupleTableSlot(inc->desc, &TTSOpsVirtual);
+	while (k < n && end == hi)
 	{
 		int64		ts = DatumGetInt64(arr[k]->values[inc->nkeys]);
 		int			first = k;
@@ -1970,15 +1977,20 @@ grouped_interval(MzcIncremental *inc, MzcHistoryWriter *w,
 			}
 			else if (!combine_group(inc, arr[k]->values, arr[k]->isnull,
 									(IncGroup *) arr[k]->extra, ch))
-				return ts;
+			{
+				end = ts;		/* recomputed from here by the caller */
+				break;
+			}
 		}
+		if (end != hi)
+			break;
 		write_groups(inc, w, slot, prev, changes, k - first, ts, changed);
 		(*ntimes)++;
 	}
 	if (econtext != NULL)
 		FreeExprContext(econtext, true);
 	ExecDropSingleTupleTableSlot(hslot);
-	return hi;
+	return end;
 }
 
 /*

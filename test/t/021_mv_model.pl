@@ -295,4 +295,8 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM mzcoord.maintenance_status
 	'0', 'no refresh failed');
 
 $node->stop;
+# A refresh step that leaks a pinned descriptor or buffer warns at commit.
+my @leaks = grep { /reference leak|leaked/ } split /\n/, slurp_file($node->logfile);
+is(scalar(@leaks), 0, 'no refresh leaked a resource')
+  or diag(join("\n", @leaks[0 .. ($#leaks < 3 ? $#leaks : 3)]));
 done_testing();
