@@ -38,6 +38,7 @@
 #include "commands/extension.h"
 #include "access/xact.h"
 #include "executor/spi.h"
+#include "lib/pairingheap.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -69,6 +70,7 @@ typedef struct MzcPersistRow
 	MzcKind		kind;
 	bool		own_upper;		/* the tick writes its upper in its row */
 	bool		publish;		/* publish its bound (not in read-only mode) */
+	bool		has_bound;		/* its bound row is locked (set by lock_rows) */
 	bool		written;		/* set by persist_rows */
 	mzc_frontier committed;		/* since written (the bound, for one with a bound) */
 } MzcPersistRow;
@@ -86,6 +88,33 @@ static int	npublished = 0;
 static int	published_room = 0;
 
 static bool publish_or_yield(MzcPersistRow *rows, int n);
+
+/*
+ * Revisits the tick put off (worker only; in TopMemoryContext).  A
+ * collection whose since only its policy (or the coalescing interval)
+ * can move next is looked at again when the table timeline reaches the
+ * time at which it can, not at every tick: a table with history above its
+ * bound under a long retain history costs nothing until then.  At most
+ * one pending revisit per slot (revisit_of); a slot reused meanwhile is
+ * told apart by its gid.  A new coordinator process starts with none, and
+ * looks once at every table that may have history above its bound
+ * (revisit_all_once).
+ */
+typedef struct MzcRevisit
+{
+	pairingheap_node node;
+	mzc_ts		at;				/* when the table timeline reaches this */
+	int32		slot;
+	int64		gid;
+} MzcRevisit;
+
+static pairingheap *revisits = NULL;
+static MzcRevisit **revisit_of = NULL;	/* [capacity] */
+static bool revisits_loaded = false;
+static int	revisits_interval = -1; /* publish_interval they were set under */
+
+/* Slots whose bound compaction was told of in this process (may_compact). */
+static uint8 *compaction_told = NULL;
 
 /*
  * Where the timeline holds a materialized view (or an index, which follows
@@ -152,79 +181,83 @@ cmp_row_slot(const void *a, const void *b)
  */
 #define MZC_TICK_DEADLOCK_TIMEOUT "20"
 
+/* random_page_cost of the tick's statements (see publish_or_yield). */
+#define MZC_TICK_RANDOM_PAGE_COST "1.1"
+
 /*
  * The publication, two statements.  The first locks the catalog rows to
- * write: the compaction bound of a collection that has one, else its
- * mzcoord.collections row.  Rows that another transaction has locked (a
+ * write: the compaction bound of a collection that has one (lock_sql),
+ * else, for the few rows that this did not lock, its mzcoord.collections
+ * row (lock_free_sql).  Rows that another transaction has locked (a
  * source's upper advance, DDL, a creation holding an input's bound FOR
  * SHARE) are skipped rather than waited for: the coordinator must not
- * stall behind a user's open transaction.  It returns the collections
- * whose rows it holds.
+ * stall behind a user's open transaction.  Each returns the collections
+ * whose rows it holds.  Both are driven by the list (unnest joined to the
+ * primary key), so that their cost follows the rows published, not the
+ * size of the catalog.
  *
  * The second, with a snapshot taken after the locks (a creation that held
  * a bound FOR SHARE to record a requirement has committed, and its
  * requirement is seen), writes them set-based: the compaction bound
  * becomes join(old bound, proposal), clamped to at most the least read
  * requirement and active lease on the collection (and never below the old
- * bound).  The bound is the durable since of a collection that has one;
- * mzcoord.collections is written only for one without (an index: its
- * since and upper).  A table's upper is the timeline's, written once per
- * publication for all of them (write_timeline), never per table: a
- * publication costs one row per changed bound.  The bound guard only
- * checks monotonicity meanwhile (see mzcoord_authority_set_clamping).
- * Every bound row is stamped with the epoch, which the caller checked
- * under lock.  It returns each row written with its since; a row with a
- * bound that is not to be published (read-only mode) is returned with the
- * bound it has.
+ * bound).  The bound is the durable since of a collection that has one
+ * ($7: its bound row was locked); mzcoord.collections is written only for
+ * one without (an index: its since and upper).  A table's upper is the
+ * timeline's, written once per publication for all of them
+ * (write_timeline), never per table: a publication costs one row per
+ * changed bound.  The bound guard only checks monotonicity meanwhile (see
+ * mzcoord_authority_set_clamping).  Every bound row is stamped with the
+ * epoch, which the caller checked under lock.  It returns each row written
+ * with its since; a row with a bound that is not to be published
+ * (read-only mode) is returned with the bound it has.
  *
  * Runs as superuser: every operator and function is qualified.  (The
  * multi-argument unnest in FROM cannot be: the parser expands it only
  * unqualified, into calls of pg_catalog.unnest.)
  */
 static const char *const lock_sql =
-"WITH held AS ("
-"  SELECT b.global_id FROM mzcoord.compaction_bounds b"
-"   WHERE b.global_id OPERATOR(pg_catalog.=) ANY ($1)"
-"     FOR NO KEY UPDATE SKIP LOCKED),"
-" free AS ("
-"  SELECT c.global_id FROM mzcoord.collections c"
-"   WHERE c.global_id OPERATOR(pg_catalog.=) ANY ($1)"
-"     AND NOT EXISTS (SELECT 1 FROM mzcoord.compaction_bounds x"
-"                      WHERE x.global_id OPERATOR(pg_catalog.=) c.global_id)"
-"     FOR NO KEY UPDATE OF c SKIP LOCKED)"
-"SELECT h.global_id FROM held h UNION ALL SELECT f.global_id FROM free f";
+"SELECT b.global_id FROM pg_catalog.unnest($1) AS g(global_id)"
+"  JOIN mzcoord.compaction_bounds b"
+"    ON b.global_id OPERATOR(pg_catalog.=) g.global_id"
+"   FOR NO KEY UPDATE OF b SKIP LOCKED";
+
+static const char *const lock_free_sql =
+"SELECT c.global_id FROM pg_catalog.unnest($1) AS g(global_id)"
+"  JOIN mzcoord.collections c"
+"    ON c.global_id OPERATOR(pg_catalog.=) g.global_id"
+" WHERE NOT EXISTS (SELECT 1 FROM mzcoord.compaction_bounds x"
+"                    WHERE x.global_id OPERATOR(pg_catalog.=) c.global_id)"
+"   FOR NO KEY UPDATE OF c SKIP LOCKED";
 
 static const char *const publish_sql =
 "WITH v AS ("
-"  SELECT * FROM unnest($1, $2, $3, $4, $6)"
-"         AS v(global_id, since, upper, own_upper, publish)),"
+"  SELECT * FROM unnest($1, $2, $3, $4, $6, $7)"
+"         AS v(global_id, since, upper, own_upper, publish, has_bound)),"
 " req AS ("
 "  SELECT r.input_global_id AS global_id, pg_catalog.min(r.at) AS at"
-"    FROM mzcoord.read_requirements r"
-"   WHERE r.input_global_id OPERATOR(pg_catalog.=) ANY ($1)"
-"     AND r.at IS NOT NULL GROUP BY 1),"
+"    FROM v JOIN mzcoord.read_requirements r"
+"           ON r.input_global_id OPERATOR(pg_catalog.=) v.global_id"
+"   WHERE r.at IS NOT NULL GROUP BY 1),"
 " lease AS ("
 "  SELECT g.global_id, pg_catalog.min(l.held_at) AS at"
 "    FROM mzcoord.lease_records l,"
 "         pg_catalog.unnest(l.global_ids) AS g(global_id)"
 "   WHERE l.expires_at OPERATOR(pg_catalog.>) pg_catalog.now() GROUP BY 1),"
 " prop AS ("
-"  SELECT v.global_id, b.bound AS old,"
-"         CASE WHEN b.bound IS NULL OR v.since IS NULL THEN NULL"
-"              ELSE GREATEST(b.bound, v.since) END AS want,"
-"         LEAST(req.at, lease.at) AS lim"
-"    FROM v JOIN mzcoord.compaction_bounds b"
-"           ON b.global_id OPERATOR(pg_catalog.=) v.global_id"
-"         LEFT JOIN req ON req.global_id OPERATOR(pg_catalog.=) v.global_id"
+"  SELECT v.global_id, v.since, LEAST(req.at, lease.at) AS lim"
+"    FROM v LEFT JOIN req ON req.global_id OPERATOR(pg_catalog.=) v.global_id"
 "         LEFT JOIN lease ON lease.global_id OPERATOR(pg_catalog.=) v.global_id"
-"   WHERE v.publish),"
+"   WHERE v.publish AND v.has_bound),"
 " nb AS ("
 "  UPDATE mzcoord.compaction_bounds b"
 "     SET bound = CASE WHEN p.lim IS NOT NULL"
-"                       AND (p.want IS NULL OR p.want OPERATOR(pg_catalog.>) p.lim)"
-"                      THEN CASE WHEN p.old IS NULL THEN NULL"
-"                                ELSE GREATEST(p.old, p.lim) END"
-"                      ELSE p.want END,"
+"                       AND (b.bound IS NULL OR p.since IS NULL"
+"                            OR GREATEST(b.bound, p.since) OPERATOR(pg_catalog.>) p.lim)"
+"                      THEN CASE WHEN b.bound IS NULL THEN NULL"
+"                                ELSE GREATEST(b.bound, p.lim) END"
+"                      WHEN b.bound IS NULL OR p.since IS NULL THEN NULL"
+"                      ELSE GREATEST(b.bound, p.since) END,"
 "         epoch = $5, published_at = pg_catalog.now()"
 "    FROM prop p"
 "   WHERE b.global_id OPERATOR(pg_catalog.=) p.global_id"
@@ -234,7 +267,8 @@ static const char *const publish_sql =
 "     SET since = CASE WHEN v.publish THEN v.since ELSE c.since END,"
 "         upper = CASE WHEN v.own_upper THEN v.upper ELSE c.upper END"
 "    FROM v"
-"   WHERE c.global_id OPERATOR(pg_catalog.=) v.global_id"
+"   WHERE NOT v.has_bound"
+"     AND c.global_id OPERATOR(pg_catalog.=) v.global_id"
 "     AND NOT EXISTS (SELECT 1 FROM mzcoord.compaction_bounds x"
 "                      WHERE x.global_id OPERATOR(pg_catalog.=) v.global_id)"
 "  RETURNING c.global_id, c.since)"
@@ -243,7 +277,7 @@ static const char *const publish_sql =
 " UNION ALL SELECT v.global_id, b.bound"
 "   FROM v JOIN mzcoord.compaction_bounds b"
 "          ON b.global_id OPERATOR(pg_catalog.=) v.global_id"
-"  WHERE NOT v.publish";
+"  WHERE v.has_bound AND NOT v.publish";
 
 /*
  * The tables' shared durable upper: the timeline as of this publication
@@ -312,19 +346,17 @@ gid_array(MzcPersistRow *rows, int n)
 }
 
 /*
- * Lock the catalog rows of rows[0..n) (sorted by gid) that nobody else
- * holds (lock_sql), and move those to the front, in gid order.  Returns
- * their number.
+ * Run a lock statement over the global ids of rows[0..n) (sorted by gid)
+ * and mark the rows it locked (written, for now), with has_bound as given.
  */
-static int
-lock_rows(MzcPersistRow *rows, int n)
+static void
+lock_with(const char *sql, MzcPersistRow *rows, int n, bool has_bound)
 {
 	Oid			argtypes[1] = {TEXTARRAYOID};
 	Datum		values[1] = {gid_array(rows, n)};
 	int			rc;
-	int			nlocked = 0;
 
-	rc = SPI_execute_with_args(lock_sql, 1, argtypes, values, NULL, false, 0);
+	rc = SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "mzcoord: could not lock frontiers: %s",
 			 SPI_result_code_string(rc));
@@ -333,8 +365,22 @@ lock_rows(MzcPersistRow *rows, int n)
 		MzcPersistRow *row = row_of_result(rows, n, r);
 
 		if (row != NULL)
+		{
 			row->written = true;	/* locked, for now */
+			row->has_bound = has_bound;
+		}
 	}
+}
+
+/*
+ * Move the rows marked written (locked) to the front of rows[0..n),
+ * clearing the mark; returns their number.  Neither part keeps its order.
+ */
+static int
+locked_to_front(MzcPersistRow *rows, int n)
+{
+	int			nlocked = 0;
+
 	for (int i = 0; i < n; i++)
 		if (rows[i].written)
 		{
@@ -344,8 +390,31 @@ lock_rows(MzcPersistRow *rows, int n)
 			rows[i] = tmp;
 			rows[nlocked - 1].written = false;
 		}
-	qsort(rows, nlocked, sizeof(MzcPersistRow), cmp_row_gid);
 	return nlocked;
+}
+
+/*
+ * Lock the catalog rows of rows[0..n) (sorted by gid) that nobody else
+ * holds: bound rows first (lock_sql), then the collections rows of those
+ * left, which have no bound or were skipped (lock_free_sql).  Moves the
+ * locked rows to the front, in gid order; returns their number.
+ */
+static int
+lock_rows(MzcPersistRow *rows, int n)
+{
+	int			nbound;
+	int			nfree = 0;
+
+	lock_with(lock_sql, rows, n, true);
+	nbound = locked_to_front(rows, n);
+	if (nbound < n)
+	{
+		qsort(rows + nbound, n - nbound, sizeof(MzcPersistRow), cmp_row_gid);
+		lock_with(lock_free_sql, rows + nbound, n - nbound, false);
+		nfree = locked_to_front(rows + nbound, n - nbound);
+	}
+	qsort(rows, nbound + nfree, sizeof(MzcPersistRow), cmp_row_gid);
+	return nbound + nfree;
 }
 
 /*
@@ -382,13 +451,14 @@ write_rows(MzcPersistRow *rows, int n)
 	Datum	   *uppers = palloc(sizeof(Datum) * Max(n, 1));
 	Datum	   *owns = palloc(sizeof(Datum) * Max(n, 1));
 	Datum	   *pubs = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *bounds = palloc(sizeof(Datum) * Max(n, 1));
 	bool	   *since_nulls = palloc(sizeof(bool) * Max(n, 1));
 	bool	   *upper_nulls = palloc(sizeof(bool) * Max(n, 1));
 	int			dims[1] = {n};
 	int			lbs[1] = {1};
-	Oid			argtypes[6] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
-	BOOLARRAYOID, INT8OID, BOOLARRAYOID};
-	Datum		values[6];
+	Oid			argtypes[7] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+	BOOLARRAYOID, INT8OID, BOOLARRAYOID, BOOLARRAYOID};
+	Datum		values[7];
 	int			rc;
 
 	for (int i = 0; i < n; i++)
@@ -397,6 +467,7 @@ write_rows(MzcPersistRow *rows, int n)
 		uppers[i] = mzcoord_frontier_datum(rows[i].upper, &upper_nulls[i]);
 		owns[i] = BoolGetDatum(rows[i].own_upper);
 		pubs[i] = BoolGetDatum(rows[i].publish);
+		bounds[i] = BoolGetDatum(rows[i].has_bound);
 	}
 	values[0] = gid_array(rows, n);
 	values[1] = PointerGetDatum(construct_md_array(sinces, since_nulls, 1, dims, lbs,
@@ -408,10 +479,12 @@ write_rows(MzcPersistRow *rows, int n)
 	values[4] = Int64GetDatum(mzcoord_authority_epoch());
 	values[5] = PointerGetDatum(construct_array(pubs, n, BOOLOID, 1, true,
 												TYPALIGN_CHAR));
+	values[6] = PointerGetDatum(construct_array(bounds, n, BOOLOID, 1, true,
+												TYPALIGN_CHAR));
 	mzcoord_authority_set_clamping(true);
 	PG_TRY();
 	{
-		rc = SPI_execute_with_args(publish_sql, 6, argtypes, values, NULL,
+		rc = SPI_execute_with_args(publish_sql, 7, argtypes, values, NULL,
 								   false, 0);
 	}
 	PG_FINALLY();
@@ -471,6 +544,17 @@ publish_or_yield(MzcPersistRow *rows, int n)
 	(void) set_config_option("deadlock_timeout", MZC_TICK_DEADLOCK_TIMEOUT,
 							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
 							 true, 0, false);
+
+	/*
+	 * The catalog rows the tick looks up are in shared buffers (it touches
+	 * them every publication): priced as random reads from disk, a lookup
+	 * of 1,000 of 100,000 bounds by primary key lost to a scan of all of
+	 * them, and a publication cost what the catalog holds rather than what
+	 * changed.
+	 */
+	(void) set_config_option("random_page_cost", MZC_TICK_RANDOM_PAGE_COST,
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+							 true, 0, false);
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
@@ -506,6 +590,123 @@ publish_or_yield(MzcPersistRow *rows, int n)
 	}
 	PG_END_TRY();
 	return ran;
+}
+
+/* Earliest revisit first (pairingheap keeps the greatest first). */
+static int
+cmp_revisit(const pairingheap_node *a, const pairingheap_node *b, void *arg)
+{
+	mzc_ts		x = pairingheap_const_container(MzcRevisit, node, a)->at;
+	mzc_ts		y = pairingheap_const_container(MzcRevisit, node, b)->at;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The revisit heap and its per-slot index, once per process. */
+static void
+revisits_init(void)
+{
+	MemoryContext old;
+
+	if (revisits != NULL)
+		return;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	revisits = pairingheap_allocate(cmp_revisit, NULL);
+	MemoryContextSwitchTo(old);
+	revisit_of = MemoryContextAllocZero(TopMemoryContext,
+										sizeof(MzcRevisit *) * mzcoord_ctl->capacity);
+}
+
+/*
+ * Look at slot s again once the table timeline reaches at (MZC_TS_MAX:
+ * nothing that time does will move it; what else does marks it).  An
+ * earlier pending revisit of the same collection stands.  Caller holds the
+ * lock.
+ */
+static void
+defer_revisit_locked(int32 s, mzc_ts at)
+{
+	MzcRevisit *r = revisit_of[s];
+	int64		gid = mzcoord_ctl_info[s].gid;
+
+	if (at == MZC_TS_MAX)
+		return;
+	if (r != NULL && r->gid == gid && r->at <= at)
+		return;
+	if (r != NULL)
+		pairingheap_remove(revisits, &r->node);
+	else
+		r = MemoryContextAlloc(TopMemoryContext, sizeof(MzcRevisit));
+	r->at = at;
+	r->slot = s;
+	r->gid = gid;
+	revisit_of[s] = r;
+	pairingheap_add(revisits, &r->node);
+}
+
+/*
+ * Put the revisits that are due at table_upper on the recheck list (of
+ * this tick: called before it is taken).  Caller holds the lock
+ * exclusively.
+ */
+static void
+take_due_revisits_locked(mzc_ts table_upper)
+{
+	while (!pairingheap_is_empty(revisits))
+	{
+		MzcRevisit *r = pairingheap_container(MzcRevisit, node,
+											  pairingheap_first(revisits));
+
+		if (r->at > table_upper)
+			break;
+		(void) pairingheap_remove_first(revisits);
+		revisit_of[r->slot] = NULL;
+		if (mzcoord_ctl_info[r->slot].gid == r->gid &&
+			mzcoord_ctl_slots[r->slot].state == MZC_COLL_ACTIVE)
+			mzcoord_ctl_mark_recheck(r->slot);
+		pfree(r);
+	}
+}
+
+/*
+ * mzcoord.publish_interval changed: revisits put off under the old one are
+ * looked at now (each is put off again as the new one says).  Caller holds
+ * the lock exclusively.
+ */
+static void
+interval_changed_locked(void)
+{
+	if (revisits_interval == mzcoord_publish_interval)
+		return;
+	revisits_interval = mzcoord_publish_interval;
+	while (!pairingheap_is_empty(revisits))
+	{
+		MzcRevisit *r = pairingheap_container(MzcRevisit, node,
+											  pairingheap_remove_first(revisits));
+
+		revisit_of[r->slot] = NULL;
+		if (mzcoord_ctl_info[r->slot].gid == r->gid &&
+			mzcoord_ctl_slots[r->slot].state == MZC_COLL_ACTIVE)
+			mzcoord_ctl_mark_recheck(r->slot);
+		pfree(r);
+	}
+}
+
+/*
+ * The first tick of a coordinator process that found the controller
+ * ready (no bootstrap, which looks at everything): revisits put off by an
+ * earlier process are gone, so every active collection is looked at once.
+ * Caller holds the lock exclusively.
+ */
+static void
+revisit_all_once_locked(void)
+{
+	if (revisits_loaded)
+		return;
+	revisits_loaded = true;
+	for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+		if (mzcoord_ctl_slots[s].state == MZC_COLL_ACTIVE)
+			mzcoord_ctl_mark_recheck(s);
 }
 
 /*
@@ -686,17 +887,20 @@ policy_only_locked(int32 s, mzc_frontier since)
 }
 
 /*
- * Should the tick write slot's frontiers (since, upper) now?  Caller holds
- * the lock.
+ * Should the tick write slot's frontiers (since, upper) now?  When not
+ * because only time can change that, *again is when to look next (in
+ * table-timeline time; MZC_TS_MAX: not for that reason).  Caller holds the
+ * lock.
  */
 static bool
 needs_persist_locked(int32 s, mzc_frontier since, mzc_frontier upper,
-					 TimestampTz now)
+					 mzc_ts table_upper, TimestampTz now, mzc_ts *again)
 {
 	MzcSlotInfo *info = &mzcoord_ctl_info[s];
 	bool		upper_same = info->kind == MZC_KIND_TABLE ||
 		mzc_frontier_eq(upper, info->durable_upper);
 
+	*again = MZC_TS_MAX;
 	if (info->persisted && mzc_frontier_eq(since, info->durable_since) &&
 		upper_same)
 		return false;
@@ -708,7 +912,7 @@ needs_persist_locked(int32 s, mzc_frontier since, mzc_frontier upper,
 	if (info->persisted && upper_same &&
 		mzc_frontier_lt(since, info->durable_since))
 	{
-		mzcoord_ctl_mark_recheck(s);
+		*again = mzc_policy_next_change(&mzcoord_ctl_slots[s].policy, upper);
 		return false;
 	}
 
@@ -722,14 +926,22 @@ needs_persist_locked(int32 s, mzc_frontier since, mzc_frontier upper,
 	 * because someone changed something, maybe waiting for it: written at
 	 * once, as is a changed upper of a non-table.  A bound the catalog
 	 * clamped (a requirement or lease the controller does not hold) is
-	 * proposed again at the same rate, until the clamp is gone.
+	 * proposed again at the same rate, until the clamp is gone.  The slot
+	 * is looked at again when the interval is over (the table timeline
+	 * moves at least as fast as the clock).
 	 */
 	if (mzcoord_publish_interval > 0 && upper_same &&
 		(policy_only_locked(s, since) || info->clamped) &&
 		!TimestampDifferenceExceeds(info->persisted_at, now,
 									mzcoord_publish_interval))
 	{
-		mzcoord_ctl_mark_recheck(s);	/* look again next tick */
+		long		secs;
+		int			usecs;
+		int64		left_ms;
+
+		TimestampDifference(info->persisted_at, now, &secs, &usecs);
+		left_ms = mzcoord_publish_interval - (secs * 1000 + usecs / 1000);
+		*again = mzc_ts_add(table_upper, Max(left_ms, 1));
 		return false;
 	}
 	return true;
@@ -747,7 +959,7 @@ table_has_more_locked(int32 s)
 
 	return info->kind == MZC_KIND_TABLE && info->persisted &&
 		!info->durable_since.empty &&
-		mzcoord_ctl_last_write_locked(s) >= info->durable_since.ts;
+		mzcoord_ctl_last_write_locked(s) > info->durable_since.ts;
 }
 
 /*
@@ -762,6 +974,7 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 	mzc_collection *c = &mzcoord_ctl_slots[s];
 	mzc_frontier since;
 	mzc_frontier upper;
+	mzc_ts		again;
 
 	if (c->state == MZC_COLL_GONE)
 	{
@@ -777,13 +990,29 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 	if (mzcoord_read_only && mzcoord_ctl_info[s].persisted)
 		since = mzcoord_ctl_info[s].durable_since;
 	upper = mzcoord_ctl_slot_upper(s, table_upper);
-	if (!needs_persist_locked(s, since, upper, now))
+	if (!needs_persist_locked(s, since, upper, table_upper, now, &again))
 	{
+		bool		held = mzc_frontier_lt(since,
+										   mzc_policy_frontier(&c->policy, c->upper));
+
 		/* Held now: its release is published at once (policy_only_locked). */
-		if (mzc_frontier_lt(since, mzc_policy_frontier(&c->policy, c->upper)))
+		if (held)
 			mzcoord_ctl_info[s].held_back = true;
-		if (table_has_more_locked(s))
-			mzcoord_ctl_mark_recheck(s);
+		if (again != MZC_TS_MAX)
+			defer_revisit_locked(s, again);
+		else if (table_has_more_locked(s))
+		{
+			/*
+			 * History above the bound: held, the tick looks again next time
+			 * (a hold that goes does not always say so); else when the
+			 * policy next moves its since.
+			 */
+			if (held)
+				mzcoord_ctl_mark_recheck(s);
+			else
+				defer_revisit_locked(s, mzc_policy_next_change(&c->policy,
+															   upper));
+		}
 		return 0;
 	}
 	row->slot = s;
@@ -801,6 +1030,7 @@ collect_slot_locked(int32 s, MzcPersistRow *row, mzc_ts table_upper,
 	 */
 	row->own_upper = row->kind == MZC_KIND_INDEX;
 	row->publish = !mzcoord_read_only;
+	row->has_bound = false;		/* learnt when its row is locked */
 	return 1;
 }
 
@@ -905,6 +1135,7 @@ mzcoord_controller_tick(void)
 	}
 
 	table_upper = mzcoord_oracle_tick();
+	revisits_init();
 
 	/*
 	 * Everything the exclusive section needs is allocated before it; the
@@ -936,6 +1167,9 @@ mzcoord_controller_tick(void)
 	mzcoord_ctl->table_upper = table_upper;
 	/* Leases past their expiry stop holding (lease.c). */
 	(void) mzcoord_lease_tick_locked(now);
+	revisit_all_once_locked();
+	interval_changed_locked();
+	take_due_revisits_locked(table_upper);
 	nvisit = take_visits_locked(visit);
 	advance_visited_tables_locked(table_upper, visit, nvisit);
 	recheck_views_ahead_locked(table_upper);
@@ -985,6 +1219,33 @@ note_published(int64 gid)
 }
 
 /*
+ * Can a new bound of slot let compaction do anything?  A table written
+ * nowhere above its last committed bound has nothing there to consolidate,
+ * and compaction has seen every older bound: it is not told.  Except at a
+ * collection's first publication in this process (the compaction step's
+ * memory of what was pending is the process's).  Caller holds the lock,
+ * before durable_since moves.
+ */
+static bool
+may_compact_locked(int32 s)
+{
+	MzcSlotInfo *info = &mzcoord_ctl_info[s];
+
+	if (compaction_told == NULL)
+		compaction_told = MemoryContextAllocZero(TopMemoryContext,
+												 mzcoord_ctl->capacity / 8 + 1);
+	if (info->kind != MZC_KIND_TABLE || !info->persisted ||
+		info->durable_since.empty ||
+		(compaction_told[s / 8] & (1 << (s % 8))) == 0 ||
+		mzcoord_ctl_last_write_locked(s) > info->durable_since.ts)
+	{
+		compaction_told[s / 8] |= 1 << (s % 8);
+		return true;
+	}
+	return false;
+}
+
+/*
  * The collections whose bound moved since the last call, in *out (palloc'd
  * in the caller's context); returns their number.  Compaction looks at
  * nothing else that was idle (autocompact.c).
@@ -1026,7 +1287,8 @@ mzcoord_controller_tick_committed(void)
 				mzcoord_ctl_mark_recheck(pending_rows[i].slot);
 				continue;
 			}
-			if (!mzc_frontier_eq(info->durable_since, pending_rows[i].committed))
+			if (!mzc_frontier_eq(info->durable_since, pending_rows[i].committed) &&
+				may_compact_locked(pending_rows[i].slot))
 				note_published(pending_rows[i].gid);
 			info->persisted = true;
 			info->reconfigured = false;

@@ -252,6 +252,68 @@ mzc_policy_frontier(const mzc_policy *p, mzc_frontier upper)
 	return result;
 }
 
+/*
+ * The next upper at which one term's frontier may move (see
+ * mzc_policy_next_change).
+ */
+static mzc_ts
+term_next_change(mzc_policy_kind kind, int64_t lag_ms, int64_t granularity_ms,
+				 mzc_ts upper)
+{
+	mzc_ts		t;
+	mzc_ts		f;
+	int64_t		g;
+
+	switch (kind)
+	{
+		case MZC_POLICY_NO_POLICY:
+		case MZC_POLICY_VALID_FROM:
+			return MZC_TS_MAX;
+		case MZC_POLICY_STEP_BACK:
+			return mzc_ts_add(upper, 1);
+		case MZC_POLICY_LAG:
+			if (lag_ms <= 0)
+				return mzc_ts_add(upper, 1);
+			g = granularity_ms < 1 ? 1 : granularity_ms;
+			if (lag_ms < g)
+				g = lag_ms;
+			t = mzc_ts_sub(upper, lag_ms);
+			f = t - t % g;
+			/* The frontier reaches f + g once upper - lag does. */
+			return mzc_ts_add(mzc_ts_add(f, g), lag_ms);
+		case MZC_POLICY_MULTIPLE:
+			break;
+	}
+	return mzc_ts_add(upper, 1);	/* not reachable: the safe answer */
+}
+
+mzc_ts
+mzc_policy_next_change(const mzc_policy *p, mzc_frontier upper)
+{
+	mzc_ts		next = MZC_TS_MAX;
+	int32_t		n;
+
+	if (upper.empty)
+		return MZC_TS_MAX;
+	if (p->kind != MZC_POLICY_MULTIPLE)
+		return term_next_change(p->kind, p->lag_ms, p->granularity_ms,
+								upper.ts);
+	n = p->nmembers;
+	if (n > MZC_POLICY_MAX_MEMBERS)
+		n = MZC_POLICY_MAX_MEMBERS;
+	for (int32_t i = 0; i < n; i++)
+	{
+		mzc_ts		m = term_next_change(p->members[i].kind,
+										 p->members[i].lag_ms,
+										 p->members[i].granularity_ms,
+										 upper.ts);
+
+		if (m < next)
+			next = m;
+	}
+	return next;
+}
+
 bool
 mzc_implied_advance(mzc_frontier *implied, mzc_frontier proposed)
 {

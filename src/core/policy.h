@@ -97,6 +97,15 @@ extern mzc_status mzc_policy_validate(const mzc_policy *p, mzc_error *err);
  */
 extern mzc_frontier mzc_policy_frontier(const mzc_policy *p, mzc_frontier upper);
 
+/*
+ * The least upper after upper.ts at which the policy's frontier may be
+ * later than it is at upper: until the upper reaches it, the policy alone
+ * cannot move a since.  MZC_TS_MAX when no upper moves it (no policy,
+ * valid from, an empty upper).  Exact for one term; for a multiple policy
+ * the earliest of its members' (never late).
+ */
+extern mzc_ts mzc_policy_next_change(const mzc_policy *p, mzc_frontier upper);
+
 /* P2 on its own: lag_writes_by(lag_ms, granularity_ms) applied to upper. */
 extern mzc_frontier mzc_lag_frontier(mzc_frontier upper, int64_t lag_ms,
 									 int64_t granularity_ms);

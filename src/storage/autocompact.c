@@ -14,7 +14,11 @@
  * what may have become due: the collections whose bound the tick just
  * published (mzcoord_tick_take_published), and at most MZC_COMPACT_SCAN of
  * those that may still have updates above their compacted frontier, least
- * recently examined first; an idle collection costs nothing.  It stops
+ * recently examined first; an idle collection costs nothing.  Examining
+ * one opens its history, so a step examines for at most 1/200 of the tick
+ * interval (but at least 8 collections): after 100,000 bounds moved at
+ * once, the backlog is worked off over many ticks instead of adding tens
+ * of milliseconds to each of hundreds of them.  It stops
  * starting compactions once half a tick interval has passed (but always
  * starts the first one due, so that a loaded machine still makes
  * progress); one compaction is not interrupted.  A collection found with
@@ -71,8 +75,12 @@
 #include "settings.h"
 #include "tick.h"
 
-/* Collections the coordinator examines per tick. */
+/* Collections the coordinator examines per tick, at most ... */
 #define MZC_COMPACT_SCAN 128
+/* ... and at least, however long they take ... */
+#define MZC_COMPACT_MIN_EXAMINE 8
+/* ... within this share of the tick interval (at least 2 ms). */
+#define MZC_COMPACT_EXAMINE_SHARE 200
 /* Compact when the new updates reach this fraction of the compacted rows. */
 #define MZC_COMPACT_RATIO_DIVISOR 4
 /* ... or after this many milliseconds per compacted row (at least 1 s). */
@@ -477,18 +485,32 @@ collection_due(const MzcCollectionInfo *c, TimestampTz now, int64 *since)
 /*
  * The collections among infos[0..n) due for compaction at now, into
  * due_gid and due_since (up to where); returns their number (in a
- * transaction).
+ * transaction).  Examining one opens its history: once `until` has passed
+ * (and a few were examined), the others wait for the next step, first in
+ * line.  *nexamined gets how many were examined.
  */
 static int
 find_due(const MzcCollectionInfo *infos, int n, TimestampTz now,
-		 int64 *due_gid, int64 *due_since)
+		 TimestampTz until, int64 *due_gid, int64 *due_since, int *nexamined)
 {
 	int			ndue = 0;
+	int			i;
 
-	for (int i = 0; i < n; i++)
+	for (i = 0; i < n; i++)
 	{
+		if (i >= MZC_COMPACT_MIN_EXAMINE && GetCurrentTimestamp() >= until)
+			break;
 		if (collection_due(&infos[i], now, &due_since[ndue]))
 			due_gid[ndue++] = infos[i].gid;
+	}
+	*nexamined = i;
+	for (; i < n; i++)
+	{
+		MzcCompactState *st = hash_search(compact_states, &infos[i].gid,
+										  HASH_FIND, NULL);
+
+		if (st != NULL)
+			st->round = 0;		/* least recently examined: first next step */
 	}
 	return ndue;
 }
@@ -569,6 +591,8 @@ select_due(const int64 *published, int npublished, TimestampTz now,
 	MzcCollectionInfo *infos;
 	int			n;
 	int			ndue;
+	int			nexamined;
+	TimestampTz until;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -582,9 +606,11 @@ select_due(const int64 *published, int npublished, TimestampTz now,
 	}
 	infos = palloc(sizeof(MzcCollectionInfo) * MZC_COMPACT_SCAN);
 	n = candidates(infos, published, npublished);
-	pg_atomic_fetch_add_u64(&compaction_shared->examined, n);
 	load_missing_states(infos, n);
-	ndue = find_due(infos, n, now, due_gid, due_since);
+	until = TimestampTzPlusMilliseconds(now,
+										Max(mzcoord_tick_interval / MZC_COMPACT_EXAMINE_SHARE, 2));
+	ndue = find_due(infos, n, now, until, due_gid, due_since, &nexamined);
+	pg_atomic_fetch_add_u64(&compaction_shared->examined, nexamined);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(compact_cxt);

@@ -240,6 +240,65 @@ test_lag_properties(void **state)
 	}
 }
 
+
+/* The next change of a policy's frontier: nothing moves before it, and a
+ * single term moves exactly at it. */
+static void
+check_next_change(const mzc_policy *p, mzc_ts u, bool exact)
+{
+	mzc_ts		next = mzc_policy_next_change(p, AT(u));
+	mzc_frontier at_u = mzc_policy_frontier(p, AT(u));
+
+	assert_true(next > u);
+	for (mzc_ts v = u + 1; v < next && v < u + 200; v++)
+		assert_true(mzc_frontier_eq(mzc_policy_frontier(p, AT(v)), at_u));
+	if (exact && next != MZC_TS_MAX)
+		assert_false(mzc_frontier_eq(mzc_policy_frontier(p, AT(next)), at_u));
+}
+
+static void
+test_next_change(void **state)
+{
+	mzc_policy	p;
+	mzc_policy	members[2];
+	mzc_policy	m;
+
+	p = lag(1000, 1000);
+	assert_int_equal(mzc_policy_next_change(&p, AT(12345)), 13000);
+	assert_int_equal(mzc_policy_next_change(&p, AT(500)), 2000);
+	assert_int_equal(mzc_policy_next_change(&p, EMPTY), MZC_TS_MAX);
+	p = lag(0, 1000);
+	assert_int_equal(mzc_policy_next_change(&p, AT(7)), 8);
+	/* a lag longer than any time: never */
+	p = lag(MZC_TS_MAX, 1000);
+	assert_int_equal(mzc_policy_next_change(&p, AT(7)), MZC_TS_MAX);
+	p = mzc_policy_step_back();
+	assert_int_equal(mzc_policy_next_change(&p, AT(7)), 8);
+	p = mzc_policy_valid_from(AT(7));
+	assert_int_equal(mzc_policy_next_change(&p, AT(3)), MZC_TS_MAX);
+	p = mzc_policy_disabled();
+	assert_int_equal(mzc_policy_next_change(&p, AT(99)), MZC_TS_MAX);
+
+	for (int64_t l = 0; l < 40; l += 3)
+		for (int64_t g = 1; g < 30; g += 4)
+			for (mzc_ts u = 0; u < 120; u += 7)
+			{
+				p = lag(l, g);
+				check_next_change(&p, u, true);
+			}
+
+	members[0] = mzc_policy_valid_from(AT(7));
+	members[1] = lag(5, 3);
+	assert_int_equal(mzc_policy_multiple(members, 2, &m, NULL), MZC_OK);
+	for (mzc_ts u = 0; u < 60; u++)
+		check_next_change(&m, u, false);
+	members[0] = lag(50, 10);
+	members[1] = lag(5, 3);
+	assert_int_equal(mzc_policy_multiple(members, 2, &m, NULL), MZC_OK);
+	for (mzc_ts u = 0; u < 120; u++)
+		check_next_change(&m, u, false);
+}
+
 int
 main(void)
 {
@@ -251,6 +310,7 @@ main(void)
 		cmocka_unit_test(test_windows),
 		cmocka_unit_test(test_implied_rule),
 		cmocka_unit_test(test_lag_properties),
+		cmocka_unit_test(test_next_change),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
