@@ -1188,6 +1188,8 @@ mzcoord_controller_tick(void)
 	if (nrows > 0)
 		mzcoord_ctl->resync = true; /* until the rows below are durable */
 	LWLockRelease(mzcoord_ctl->lock);
+	elog(DEBUG1, "mzcoord tick: visited %d collections, %d to persist",
+		 nvisit, nrows);
 
 	if (nrows > 0)
 	{

@@ -9,6 +9,8 @@
 # published at most once per interval (plus one), and its bound follows
 # the writes (compaction is not starved); the idle ones are still not
 # written.  A lease dropped and a new policy go out at the next tick.
+# Phase 3: tables with history that only time could compact are not
+# visited by every tick.
 use strict;
 use warnings;
 use FindBin;
@@ -167,6 +169,33 @@ $node->poll_query_until('postgres', qq{
 	  JOIN tables t USING (global_id) WHERE t.i = 1600})
   or die 'the new policy was not published';
 pass('a new policy is published at the next tick, whatever the interval');
+
+# Tables with history above their bound that only time could move past it
+# (retain history 30000 days: the since cannot move in our lifetime) are
+# not looked at by every tick: each is visited when written, then not
+# again until its policy can move its since.  Counted from the tick's
+# DEBUG1 line (visited collections per tick).
+$node->safe_psql('postgres', q{
+DO $$ BEGIN
+  FOR i IN 1701..2000 LOOP
+    PERFORM mzcoord.set_retain_history(('idle' || i)::regclass, '30000 days');
+    EXECUTE format('INSERT INTO %I VALUES (1)', 'idle' || i);
+  END LOOP;
+END $$;});
+wait_ticks(10);
+my $log_from = -s $node->logfile;
+$node->safe_psql('postgres', q{ALTER SYSTEM SET log_min_messages = debug1});
+$node->reload;
+wait_ticks(30);
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET log_min_messages});
+$node->reload;
+my @visits = map { /mzcoord tick: visited (\d+) collections/ ? $1 : () }
+  split /\n/, slurp_file($node->logfile, $log_from);
+cmp_ok(scalar(@visits), '>=', 20, 'the ticks were logged (' . scalar(@visits) . ')');
+my $max_visits = 0;
+$max_visits = $_ > $max_visits ? $_ : $max_visits for @visits;
+cmp_ok($max_visits, '<', 30,
+	"300 tables with history only time can compact are not visited every tick (at most $max_visits per tick)");
 
 is($node->safe_psql('postgres', 'SELECT count(*) FROM mzcoord.check_consistency()'),
 	'0', 'check_consistency() finds nothing');
