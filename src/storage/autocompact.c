@@ -41,6 +41,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
@@ -54,6 +55,7 @@
 #include "port/atomics.h"
 #include "storage/lmgr.h"
 #include "storage/shmem.h"
+#include "storage/smgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -76,7 +78,7 @@
 #include "tick.h"
 
 /* Collections the coordinator examines per tick, at most ... */
-#define MZC_COMPACT_SCAN 128
+#define MZC_COMPACT_SCAN 32
 /* ... and at least, however long they take ... */
 #define MZC_COMPACT_MIN_EXAMINE 8
 /* ... within this share of the tick interval (at least 2 ms). */
@@ -174,7 +176,8 @@ set_pending(MzcCompactState *st, bool pending)
 {
 	if (pending && !st->pending)
 	{
-		dlist_push_tail(&pending_states, &st->pending_node);
+		/* New work first; the examined go to the back (find_due). */
+		dlist_push_head(&pending_states, &st->pending_node);
 		npending_states++;
 	}
 	else if (!pending && st->pending)
@@ -292,6 +295,43 @@ count_between(Oid histid, Oid tsidx, int64 lo, int64 hi, int64 limit)
 }
 
 /*
+ * Is the history empty on disk (no block in its main fork)?  Asked of the
+ * storage manager through the relation's catalog row, without opening the
+ * relation: building a relation cache entry for each of thousands of
+ * histories that were never written cost more than everything else the
+ * step did.  A write that extends the file just after this is a write: it
+ * brings the collection back to the step with its next bound.
+ */
+static bool
+history_is_empty(Oid histid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(histid));
+	Form_pg_class form;
+	RelFileNode rnode;
+	SMgrRelation srel;
+	bool		empty;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	form = (Form_pg_class) GETSTRUCT(tup);
+	if (form->relpersistence != RELPERSISTENCE_PERMANENT ||
+		!OidIsValid(form->relfilenode))
+	{
+		ReleaseSysCache(tup);
+		return false;
+	}
+	rnode.spcNode = OidIsValid(form->reltablespace) ? form->reltablespace :
+		MyDatabaseTableSpace;
+	rnode.dbNode = MyDatabaseId;
+	rnode.relNode = form->relfilenode;
+	ReleaseSysCache(tup);
+	srel = smgropen(rnode, InvalidBackendId);
+	empty = !smgrexists(srel, MAIN_FORKNUM) ||
+		smgrnblocks(srel, MAIN_FORKNUM) == 0;
+	return empty;
+}
+
+/*
  * Is the collection due for compaction up to since?  (See the file header.)
  * A history nobody wrote since it was last found to have nothing above its
  * compacted frontier is skipped without opening it: its write counters in
@@ -315,7 +355,8 @@ compaction_due(MzcCompactState *st, int64 since, TimestampTz now)
 	if (!st->pending && pgstat_track_counts && changes == st->changes_seen)
 		return false;
 	st->changes_seen = changes;
-	if (count_between(st->histid, st->tsidx, st->compacted, PG_INT64_MAX, 1) == 0)
+	if (history_is_empty(st->histid) ||
+		count_between(st->histid, st->tsidx, st->compacted, PG_INT64_MAX, 1) == 0)
 	{
 		set_pending(st, false);
 		return false;
@@ -504,13 +545,14 @@ find_due(const MzcCollectionInfo *infos, int n, TimestampTz now,
 			due_gid[ndue++] = infos[i].gid;
 	}
 	*nexamined = i;
-	for (; i < n; i++)
+	/* The examined go to the back of the line; the others stay in front. */
+	for (int j = 0; j < i; j++)
 	{
-		MzcCompactState *st = hash_search(compact_states, &infos[i].gid,
+		MzcCompactState *st = hash_search(compact_states, &infos[j].gid,
 										  HASH_FIND, NULL);
 
-		if (st != NULL)
-			st->round = 0;		/* least recently examined: first next step */
+		if (st != NULL && st->pending)
+			dlist_move_tail(&pending_states, &st->pending_node);
 	}
 	return ndue;
 }
@@ -534,46 +576,35 @@ remember_pending(const int64 *gids, int n)
 	}
 }
 
-/* Order candidates by the step that last looked at them, oldest first. */
-static int
-cmp_state_round(const void *a, const void *b)
-{
-	uint64		x = (*(MzcCompactState *const *) a)->round;
-	uint64		y = (*(MzcCompactState *const *) b)->round;
-
-	return x < y ? -1 : x > y ? 1 : 0;
-}
-
 /*
  * The collections this step looks at, into infos (room for
  * MZC_COMPACT_SCAN): the collections whose bound the tick published join
- * those that may have updates above their compacted frontier, and at most
- * MZC_COMPACT_SCAN of them are looked at, least recently looked at first.
- * Nothing else can become due: an idle collection costs nothing, and
- * however many bounds one tick published, a step looks at a bounded
- * number.  States of collections that are gone are forgotten.  Returns the
- * number.
+ * those that may have updates above their compacted frontier, and the
+ * first MZC_COMPACT_SCAN of that line are looked at (new work in front,
+ * then the least recently examined: find_due sends the examined to the
+ * back).  Nothing else can become due: an idle collection costs nothing,
+ * and however many bounds one tick published, a step looks at a bounded
+ * number, without walking or sorting the line.  States of collections
+ * that are gone are forgotten.  Returns the number.
  */
 static int
 candidates(MzcCollectionInfo *infos, const int64 *published, int npublished)
 {
-	dlist_iter	iter;
-	MzcCompactState **pending;
-	int			npending = 0;
+	dlist_mutable_iter iter;
 	int			n = 0;
 
 	remember_pending(published, npublished);
-	pending = palloc(sizeof(MzcCompactState *) * Max(npending_states, 1));
-	dlist_foreach(iter, &pending_states)
-		pending[npending++] = dlist_container(MzcCompactState, pending_node,
-											  iter.cur);
-	qsort(pending, npending, sizeof(MzcCompactState *), cmp_state_round);
-	for (int i = 0; i < npending && n < MZC_COMPACT_SCAN; i++)
+	dlist_foreach_modify(iter, &pending_states)
 	{
-		if (mzcoord_ctl_peek_gid(pending[i]->gid, &infos[n]))
+		MzcCompactState *st = dlist_container(MzcCompactState, pending_node,
+											  iter.cur);
+
+		if (n >= MZC_COMPACT_SCAN)
+			break;
+		if (mzcoord_ctl_peek_gid(st->gid, &infos[n]))
 			n++;
 		else
-			forget_state(pending[i]);
+			forget_state(st);
 	}
 	return n;
 }
