@@ -645,9 +645,9 @@ defer_revisit_locked(int32 s, mzc_ts at)
 }
 
 /*
- * Put the revisits that are due at table_upper on the recheck list (of
- * this tick: called before it is taken).  Caller holds the lock
- * exclusively.
+ * Put the revisits that are due at table_upper (MZC_TS_MAX: all) on the
+ * recheck list (of this tick: called before it is taken).  Caller holds
+ * the lock exclusively.
  */
 static void
 take_due_revisits_locked(mzc_ts table_upper)
@@ -679,17 +679,7 @@ interval_changed_locked(void)
 	if (revisits_interval == mzcoord_publish_interval)
 		return;
 	revisits_interval = mzcoord_publish_interval;
-	while (!pairingheap_is_empty(revisits))
-	{
-		MzcRevisit *r = pairingheap_container(MzcRevisit, node,
-											  pairingheap_remove_first(revisits));
-
-		revisit_of[r->slot] = NULL;
-		if (mzcoord_ctl_info[r->slot].gid == r->gid &&
-			mzcoord_ctl_slots[r->slot].state == MZC_COLL_ACTIVE)
-			mzcoord_ctl_mark_recheck(r->slot);
-		pfree(r);
-	}
+	take_due_revisits_locked(MZC_TS_MAX);
 }
 
 /*
