@@ -1187,27 +1187,6 @@ prepare_rows_query(MzcIncremental *inc)
 	TupleDescInitEntry(inc->tsdesc, ntime + 1, "mzc_ts", INT8OID, -1, 0);
 }
 
-/*
- * A scan of a history's ts index over lo <= ts < hi, in time order (the
- * caller ends it).
- */
-static IndexScanDesc
-ts_range_scan(Relation hrel, Relation idx, Snapshot snapshot, int64 lo,
-			  int64 hi)
-{
-	ScanKeyData keys[2];
-	IndexScanDesc scan;
-
-	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-				Int64GetDatum(lo));
-	ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT,
-				Int64GetDatum(hi));
-	scan = index_beginscan(hrel, idx, snapshot, 2, 0);
-	/* index_rescan copies the keys into the scan. */
-	index_rescan(scan, keys, 2, NULL, 0);
-	return scan;
-}
-
 /* Whether relid has an update with lo <= ts < hi in snapshot. */
 static bool
 has_updates_between(Oid relid, int64 lo, int64 hi, Snapshot snapshot)
@@ -1219,7 +1198,7 @@ has_updates_between(Oid relid, int64 lo, int64 hi, Snapshot snapshot)
 	IndexScanDesc scan;
 	bool		found;
 
-	scan = ts_range_scan(hrel, idx, snapshot, lo, hi);
+	scan = mzcoord_history_time_scan(hrel, idx, snapshot, lo, hi);
 	found = index_getnext_slot(scan, ForwardScanDirection, hslot);
 	index_endscan(scan);
 	index_close(idx, AccessShareLock);
@@ -1790,7 +1769,7 @@ run_delta_pieces(MzcIncremental *inc, int i, int64 lo, int64 hi,
 	List	   *rows = NIL;
 	bool		more = true;
 
-	scan = ts_range_scan(hrel, idx, snapshot, lo, hi);
+	scan = mzcoord_history_time_scan(hrel, idx, snapshot, lo, hi);
 	while (more)
 	{
 		CHECK_FOR_INTERRUPTS();

@@ -117,28 +117,6 @@ group_flush(TimeGroup *g, MzcChangeCallback emit, void *arg)
 }
 
 /*
- * An index scan of a history's ts index over from <= ts < upto (no upper
- * limit when upto < 0), in time order.
- */
-static IndexScanDesc
-begin_time_scan(Relation hrel, Relation idx, Snapshot snapshot, int64 from,
-				int64 upto)
-{
-	ScanKeyData keys[2];
-	int			nkeys = 1;
-	IndexScanDesc scan;
-
-	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-				Int64GetDatum(from));
-	if (upto >= 0)
-		ScanKeyInit(&keys[nkeys++], 1, BTLessStrategyNumber, F_INT8LT,
-					Int64GetDatum(upto));
-	scan = index_beginscan(hrel, idx, snapshot, nkeys, 0);
-	index_rescan(scan, keys, nkeys, NULL, 0);
-	return scan;
-}
-
-/*
  * Call emit for each consolidated update of h with from <= ts < upto (upto
  * -1: no end), in time order, as snapshot sees the history; reldesc is the
  * relation's descriptor.  Within limits (NULL: none) the window stops
@@ -169,7 +147,7 @@ mzcoord_history_changes(const MzcHistory *h, TupleDesc reldesc,
 	g.desc = reldesc;
 	g.pending = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
 	*ntimes = 0;
-	scan = begin_time_scan(hrel, idx, snapshot, from, upto);
+	scan = mzcoord_history_time_scan(hrel, idx, snapshot, from, upto);
 	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -336,7 +314,7 @@ mzcoord_history_interval_end(const MzcHistory *h, Snapshot snapshot,
 	int64		last = -1;
 	int64		end = upto;
 
-	scan = begin_time_scan(hrel, idx, snapshot, from, upto);
+	scan = mzcoord_history_time_scan(hrel, idx, snapshot, from, upto);
 	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
 	{
 		bool		isnull;
@@ -423,7 +401,7 @@ emit_history_rows(const MzcHistory *h, TupleDesc reldesc, Snapshot snapshot,
 	int64		ts;
 	int64		diff;
 
-	scan = begin_time_scan(hrel, idx, snapshot, lo, hi);
+	scan = mzcoord_history_time_scan(hrel, idx, snapshot, lo, hi);
 	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
 	{
 		CHECK_FOR_INTERRUPTS();

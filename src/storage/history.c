@@ -19,6 +19,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
@@ -519,4 +520,26 @@ mzcoord_spi_exec(const char *sql, int expected)
 	if (ret != expected)
 		elog(ERROR, "mzcoord: could not run \"%s\": %s", sql,
 			 SPI_result_code_string(ret));
+}
+
+/*
+ * An index scan of a history's ts index over from <= ts < upto (no upper
+ * limit when upto < 0), in time order.
+ */
+IndexScanDesc
+mzcoord_history_time_scan(Relation hrel, Relation idx, Snapshot snapshot,
+						  int64 from, int64 upto)
+{
+	ScanKeyData keys[2];
+	int			nkeys = 1;
+	IndexScanDesc scan;
+
+	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(from));
+	if (upto >= 0)
+		ScanKeyInit(&keys[nkeys++], 1, BTLessStrategyNumber, F_INT8LT,
+					Int64GetDatum(upto));
+	scan = index_beginscan(hrel, idx, snapshot, nkeys, 0);
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	return scan;
 }

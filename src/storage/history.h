@@ -27,6 +27,7 @@
 
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/heapam.h"
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
@@ -69,6 +70,9 @@ extern void mzcoord_restore_user(Oid save_user, int save_sec, int nest);
 extern char *mzcoord_history_column_list(TupleDesc reldesc, const char *prefix);
 extern char *mzcoord_relation_column_list(TupleDesc reldesc, const char *prefix);
 extern AttrNumber mzcoord_desc_attnum(TupleDesc desc, const char *name);
+extern IndexScanDesc mzcoord_history_time_scan(Relation hrel, Relation idx,
+											   Snapshot snapshot, int64 from,
+											   int64 upto);
 extern bool mzcoord_storage_row(Oid relid, int64 *gid, MzcKind *kind,
 								Oid *histid);
 extern void mzcoord_check_no_inheritance(Oid relid);

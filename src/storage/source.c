@@ -411,18 +411,12 @@ scan_window(const MzcHistory *h, TupleDesc desc, Snapshot snapshot,
 	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
 	TupleTableSlot *row = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
 	IndexScanDesc scan;
-	ScanKeyData keys[2];
 	List	   *touched = NIL;
 	int64		cur = -1;
 	int64		ts;
 	int64		diff;
 
-	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-				Int64GetDatum(from));
-	ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT,
-				Int64GetDatum(upto));
-	scan = index_beginscan(hrel, idx, snapshot, 2, 0);
-	index_rescan(scan, keys, 2, NULL, 0);
+	scan = mzcoord_history_time_scan(hrel, idx, snapshot, from, upto);
 	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
 	{
 		MzcRowEntry *e;
