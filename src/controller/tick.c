@@ -94,22 +94,24 @@ static bool publish_or_yield(MzcPersistRow *rows, int n);
  * collection whose since only its policy (or the coalescing interval)
  * can move next is looked at again when the table timeline reaches the
  * time at which it can, not at every tick: a table with history above its
- * bound under a long retain history costs nothing until then.  At most
- * one pending revisit per slot (revisit_of); a slot reused meanwhile is
- * told apart by its gid.  A new coordinator process starts with none, and
- * looks once at every table that may have history above its bound
+ * bound under a long retain history costs nothing until then.  One node
+ * per slot (revisit_nodes, allocated once with the heap, before any
+ * exclusive section: the tick allocates nothing under the lock); a slot
+ * reused meanwhile is told apart by its gid.  A new coordinator process
+ * starts with none, and looks once at every collection
  * (revisit_all_once).
  */
 typedef struct MzcRevisit
 {
 	pairingheap_node node;
 	mzc_ts		at;				/* when the table timeline reaches this */
-	int32		slot;
 	int64		gid;
+	int32		slot;
+	bool		queued;			/* in the heap */
 } MzcRevisit;
 
 static pairingheap *revisits = NULL;
-static MzcRevisit **revisit_of = NULL;	/* [capacity] */
+static MzcRevisit *revisit_nodes = NULL;	/* [capacity] */
 static bool revisits_loaded = false;
 static int	revisits_interval = -1; /* publish_interval they were set under */
 
@@ -602,7 +604,10 @@ cmp_revisit(const pairingheap_node *a, const pairingheap_node *b, void *arg)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* The revisit heap and its per-slot index, once per process. */
+/*
+ * The revisit heap and its nodes, and the slots compaction was told of,
+ * once per process (outside the lock).
+ */
 static void
 revisits_init(void)
 {
@@ -611,10 +616,10 @@ revisits_init(void)
 	if (revisits != NULL)
 		return;
 	old = MemoryContextSwitchTo(TopMemoryContext);
+	revisit_nodes = palloc0(sizeof(MzcRevisit) * mzcoord_ctl->capacity);
+	compaction_told = palloc0(mzcoord_ctl->capacity / 8 + 1);
 	revisits = pairingheap_allocate(cmp_revisit, NULL);
 	MemoryContextSwitchTo(old);
-	revisit_of = MemoryContextAllocZero(TopMemoryContext,
-										sizeof(MzcRevisit *) * mzcoord_ctl->capacity);
 }
 
 /*
@@ -626,21 +631,19 @@ revisits_init(void)
 static void
 defer_revisit_locked(int32 s, mzc_ts at)
 {
-	MzcRevisit *r = revisit_of[s];
+	MzcRevisit *r = &revisit_nodes[s];
 	int64		gid = mzcoord_ctl_info[s].gid;
 
 	if (at == MZC_TS_MAX)
 		return;
-	if (r != NULL && r->gid == gid && r->at <= at)
+	if (r->queued && r->gid == gid && r->at <= at)
 		return;
-	if (r != NULL)
+	if (r->queued)
 		pairingheap_remove(revisits, &r->node);
-	else
-		r = MemoryContextAlloc(TopMemoryContext, sizeof(MzcRevisit));
 	r->at = at;
 	r->slot = s;
 	r->gid = gid;
-	revisit_of[s] = r;
+	r->queued = true;
 	pairingheap_add(revisits, &r->node);
 }
 
@@ -660,11 +663,10 @@ take_due_revisits_locked(mzc_ts table_upper)
 		if (r->at > table_upper)
 			break;
 		(void) pairingheap_remove_first(revisits);
-		revisit_of[r->slot] = NULL;
+		r->queued = false;
 		if (mzcoord_ctl_info[r->slot].gid == r->gid &&
 			mzcoord_ctl_slots[r->slot].state == MZC_COLL_ACTIVE)
 			mzcoord_ctl_mark_recheck(r->slot);
-		pfree(r);
 	}
 }
 
@@ -1224,8 +1226,7 @@ may_compact_locked(int32 s)
 	MzcSlotInfo *info = &mzcoord_ctl_info[s];
 
 	if (compaction_told == NULL)
-		compaction_told = MemoryContextAllocZero(TopMemoryContext,
-												 mzcoord_ctl->capacity / 8 + 1);
+		return true;			/* not set up in this process: tell */
 	if (info->kind != MZC_KIND_TABLE || !info->persisted ||
 		info->durable_since.empty ||
 		(compaction_told[s / 8] & (1 << (s % 8))) == 0 ||
