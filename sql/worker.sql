@@ -2,9 +2,14 @@
 -- The coordinator background worker and mzcoord.worker_status().
 --
 SELECT wait_until($$SELECT state = 'running' FROM mzcoord.worker_status()$$);
+-- The coordinator starts its workers after its first tick.
+SELECT wait_until($$SELECT count(*) = 3 FROM pg_stat_activity
+                     WHERE backend_type IN ('mzcoord maintenance worker',
+                                            'mzcoord compactor')$$);
 
--- One launcher and one coordinator, visible as such, the coordinator
--- connected to the database named by mzcoord.database.
+-- One launcher, one coordinator, its two maintenance workers and its
+-- compactor, visible as such, connected to the database named by
+-- mzcoord.database (but the launcher).
 SELECT backend_type, datname, application_name
   FROM pg_stat_activity
  WHERE backend_type LIKE 'mzcoord%'

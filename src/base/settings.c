@@ -87,7 +87,7 @@ define_timing_settings(void)
 	DefineCustomIntVariable("mzcoord.tick_interval",
 							"Interval between two ticks of the mzcoord coordinator.",
 							"Each tick advances frontiers, writes changed frontiers to the "
-							"catalog and compacts history.",
+							"catalog and tells the compactor which bounds moved.",
 							&mzcoord_tick_interval,
 							1000, 10, 3600 * 1000,
 							PGC_SIGHUP,

@@ -69,6 +69,8 @@ HTAB	   *mzcoord_ctl_role_hash;
 int32	   *mzcoord_ctl_tick_slots;
 pg_atomic_uint64 *mzcoord_ctl_last_write;
 pg_atomic_uint32 *mzcoord_ctl_written_bits;
+int32	   *mzcoord_ctl_news;
+bool	   *mzcoord_ctl_news_queued;
 
 static mzc_count_node *ctl_nodes;
 static HTAB *gid_hash;
@@ -151,6 +153,8 @@ mzcoord_controller_shmem_size(void)
 	size = add_size(size, MAXALIGN(mul_size(capacity, sizeof(pg_atomic_uint64))));
 	size = add_size(size, MAXALIGN(mul_size(MZC_WRITTEN_WORDS(capacity),
 											sizeof(pg_atomic_uint32))));
+	size = add_size(size, MAXALIGN(mul_size(capacity, sizeof(int32))));
+	size = add_size(size, MAXALIGN(mul_size(capacity, sizeof(bool))));
 	size = add_size(size, hash_estimate_size(capacity, sizeof(MzcGidEntry)));
 	size = add_size(size, hash_estimate_size(capacity, sizeof(MzcRelEntry)));
 	size = add_size(size, hash_estimate_size(mzcoord_max_holds, sizeof(MzcRoleEntry)));
@@ -183,6 +187,8 @@ mzcoord_ctl_clear(void)
 	mzcoord_ctl->reserved_nodes = 0;
 	mzcoord_ctl->recheck_head = -1;
 	mzcoord_ctl->ntick_slots = 0;
+	mzcoord_ctl->nnews = 0;
+	memset(mzcoord_ctl_news_queued, 0, sizeof(bool) * mzcoord_ctl->capacity);
 
 	hash_seq_init(&hs, gid_hash);
 	while ((ge = hash_seq_search(&hs)) != NULL)
@@ -223,6 +229,10 @@ mzcoord_controller_shmem_init(LWLock *lock, bool found_unused)
 	mzcoord_ctl_last_write = (pg_atomic_uint64 *) p;
 	p += MAXALIGN(sizeof(pg_atomic_uint64) * capacity);
 	mzcoord_ctl_written_bits = (pg_atomic_uint32 *) p;
+	p += MAXALIGN(sizeof(pg_atomic_uint32) * MZC_WRITTEN_WORDS(capacity));
+	mzcoord_ctl_news = (int32 *) p;
+	p += MAXALIGN(sizeof(int32) * capacity);
+	mzcoord_ctl_news_queued = (bool *) p;
 
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(int64);

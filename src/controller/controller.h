@@ -198,6 +198,14 @@ typedef struct MzcController
 	 */
 	uint64		publications;
 
+	/*
+	 * Collections whose compaction bound moved, for the compactor
+	 * (tick.c): nnews slots in mzcoord_ctl_news, each at most once
+	 * (mzcoord_ctl_news_queued[slot]), pushed by the tick's commit and
+	 * taken by the compaction step, both under the exclusive lock.
+	 */
+	int32		nnews;
+
 	/* Bootstrap statistics (bootstrap.c). */
 	int64		bootstraps;
 	TimestampTz ready_at;
@@ -235,6 +243,8 @@ extern HTAB *mzcoord_ctl_role_hash;	/* Oid -> MzcRoleEntry */
 extern int32 *mzcoord_ctl_tick_slots;	/* [capacity], ntick_slots used */
 extern pg_atomic_uint64 *mzcoord_ctl_last_write;	/* [capacity] */
 extern pg_atomic_uint32 *mzcoord_ctl_written_bits; /* [MZC_WRITTEN_WORDS] */
+extern int32 *mzcoord_ctl_news;	/* [capacity], nnews used */
+extern bool *mzcoord_ctl_news_queued;	/* [capacity] */
 
 /* Shared memory */
 extern Size mzcoord_controller_shmem_size(void);

@@ -123,6 +123,10 @@ typedef struct MzcLease
 typedef struct MzcLeaseArea
 {
 	int32		capacity;		/* fixed at startup */
+	int32		used_bound;		/* no entry from here on is in use: the
+								 * walks stop here, so that their cost
+								 * follows the leases there are, not the
+								 * capacity */
 	mzc_shard	shard;			/* leased readers, one per counted lease */
 } MzcLeaseArea;
 
@@ -210,6 +214,7 @@ mzcoord_lease_shmem_init(void)
 	if (!found)
 	{
 		lease_area->capacity = lease_capacity();
+		lease_area->used_bound = 0;
 		memset(leases, 0, sizeof(MzcLease) * lease_area->capacity);
 		for (int32 i = 0; i < lease_area->capacity; i++)
 			leases[i].reader = -1;
@@ -256,7 +261,7 @@ lease_expired(const MzcLease *l, int64 now_ms)
 static int32
 find_lease_locked(const char *name)
 {
-	for (int32 i = 0; i < lease_area->capacity; i++)
+	for (int32 i = 0; i < lease_area->used_bound; i++)
 	{
 		MzcLease   *l = &leases[i];
 
@@ -274,7 +279,7 @@ role_leases_locked(Oid role)
 {
 	int32		n = 0;
 
-	for (int32 i = 0; i < lease_area->capacity; i++)
+	for (int32 i = 0; i < lease_area->used_bound; i++)
 		if (leases[i].in_use && leases[i].epoch == ctl_epoch() &&
 			leases[i].owner == role)
 			n++;
@@ -461,6 +466,9 @@ free_entry_locked(int32 entry)
 	release_counts_locked(entry);
 	memset(&leases[entry], 0, sizeof(MzcLease));
 	leases[entry].reader = -1;
+	while (lease_area->used_bound > 0 &&
+		   !leases[lease_area->used_bound - 1].in_use)
+		lease_area->used_bound--;
 }
 
 /* ----------------------------------------------------------------
@@ -603,10 +611,11 @@ mzcoord_lease_tick_locked(TimestampTz now)
 {
 	int			n = 0;
 
-	if (lease_area == NULL)
+	/* No lease: no leased reader either. */
+	if (lease_area == NULL || lease_area->used_bound == 0)
 		return 0;
 	(void) mzc_shard_expire(&lease_area->shard, ts_ms(now));
-	for (int32 i = 0; i < lease_area->capacity; i++)
+	for (int32 i = 0; i < lease_area->used_bound; i++)
 	{
 		MzcLease   *l = &leases[i];
 
@@ -659,7 +668,7 @@ mzcoord_lease_limits_locked(MzcLeaseLimit *room)
 
 	if (lease_area == NULL)
 		return lim;
-	for (int32 i = 0; i < lease_area->capacity; i++)
+	for (int32 i = 0; i < lease_area->used_bound; i++)
 	{
 		MzcLease   *l = &leases[i];
 
@@ -712,7 +721,7 @@ mzcoord_lease_covers_locked(int32 slot, mzc_ts at, Oid role, TimestampTz now)
 {
 	if (lease_area == NULL)
 		return false;
-	for (int32 i = 0; i < lease_area->capacity; i++)
+	for (int32 i = 0; i < lease_area->used_bound; i++)
 	{
 		MzcLease   *l = &leases[i];
 
@@ -812,12 +821,14 @@ mzcoord_lease_boot_install_locked(void)
 	mzc_shard_init(&lease_area->shard, lease_readers, lease_area->capacity,
 				   mzc_frontier_at(0));
 	nlease_ops = 0;				/* (the coordinator has none) */
+	lease_area->used_bound = 0;
 	for (int i = 0; i < nboot_leases && i < lease_area->capacity; i++)
 	{
 		MzcLeaseBoot *b = &boot_leases[i];
 		MzcLease   *l = &leases[i];
 
 		l->in_use = true;
+		lease_area->used_bound = i + 1;
 		l->committed = true;
 		l->epoch = ctl_epoch();
 		strlcpy(l->name, b->name, NAMEDATALEN);
@@ -1162,6 +1173,7 @@ create_take_locked(const char *name, Oid role, int32 *slots, int n,
 		lease_readers[leases[entry].reader].in_use = false;
 	memset(&leases[entry], 0, sizeof(MzcLease));
 	leases[entry].in_use = true;
+	lease_area->used_bound = Max(lease_area->used_bound, entry + 1);
 	leases[entry].pending_pid = MyProcPid;
 	leases[entry].epoch = ctl_epoch();
 	strlcpy(leases[entry].name, name, NAMEDATALEN);
@@ -1598,7 +1610,7 @@ copy_lease_holds_locked(MzcLeaseHoldCopy *out, TimestampTz now)
 {
 	int			n = 0;
 
-	for (int32 i = 0; i < lease_area->capacity; i++)
+	for (int32 i = 0; i < lease_area->used_bound; i++)
 	{
 		MzcLease   *l = &leases[i];
 
@@ -1681,7 +1693,7 @@ mzcoord_lease_validate(PG_FUNCTION_ARGS)
 	if (mzcoord_ctl->ready)
 	{
 		n = copy_lease_holds_locked(hs, GetCurrentTimestamp());
-		for (int32 i = 0; i < lease_area->capacity; i++)
+		for (int32 i = 0; i < lease_area->used_bound; i++)
 			if (leases[i].in_use && leases[i].counted && leases[i].reader < 0)
 				readerless++;
 	}

@@ -79,14 +79,6 @@ typedef struct MzcPersistRow
 static MzcPersistRow *pending_rows = NULL;
 static int	npending_rows = 0;
 
-/*
- * The collections whose bound the committed ticks published, until the
- * compaction step takes them (worker only; in TopMemoryContext).
- */
-static int64 *published = NULL;
-static int	npublished = 0;
-static int	published_room = 0;
-
 static bool publish_or_yield(MzcPersistRow *rows, int n);
 
 /*
@@ -114,9 +106,6 @@ static pairingheap *revisits = NULL;
 static MzcRevisit *revisit_nodes = NULL;	/* [capacity] */
 static bool revisits_loaded = false;
 static int	revisits_interval = -1; /* publish_interval they were set under */
-
-/* Slots whose bound compaction was told of in this process (may_compact). */
-static uint8 *compaction_told = NULL;
 
 /*
  * Where the timeline holds a materialized view (or an index, which follows
@@ -604,10 +593,7 @@ cmp_revisit(const pairingheap_node *a, const pairingheap_node *b, void *arg)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/*
- * The revisit heap and its nodes, and the slots compaction was told of,
- * once per process (outside the lock).
- */
+/* The revisit heap and its nodes, once per process (outside the lock). */
 static void
 revisits_init(void)
 {
@@ -617,7 +603,6 @@ revisits_init(void)
 		return;
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	revisit_nodes = palloc0(sizeof(MzcRevisit) * mzcoord_ctl->capacity);
-	compaction_told = palloc0(mzcoord_ctl->capacity / 8 + 1);
 	revisits = pairingheap_allocate(cmp_revisit, NULL);
 	MemoryContextSwitchTo(old);
 }
@@ -1198,61 +1183,74 @@ mzcoord_controller_tick(void)
 	npending_rows = nrows;
 }
 
-/* Remember that gid's bound moved, for the compaction step. */
+/*
+ * Tell the compactor that slot's bound moved (mzcoord_ctl_news, each slot
+ * at most once).  Caller holds the lock exclusively.
+ */
 static void
-note_published(int64 gid)
+note_published_locked(int32 s)
 {
-	if (npublished == published_room)
-	{
-		published_room = Max(64, published_room * 2);
-		published = published == NULL ?
-			MemoryContextAlloc(TopMemoryContext, sizeof(int64) * published_room) :
-			repalloc(published, sizeof(int64) * published_room);
-	}
-	published[npublished++] = gid;
+	if (mzcoord_ctl_news_queued[s])
+		return;
+	mzcoord_ctl_news_queued[s] = true;
+	mzcoord_ctl_news[mzcoord_ctl->nnews++] = s;
 }
 
 /*
  * Can a new bound of slot let compaction do anything?  A table written
  * nowhere above its last committed bound has nothing there to consolidate,
- * and compaction has seen every older bound: it is not told.  Except at a
- * collection's first publication in this process (the compaction step's
- * memory of what was pending is the process's).  Caller holds the lock,
- * before durable_since moves.
+ * and compaction was told of every older bound (or, if it started since,
+ * read them from the catalog: autocompact.c): it is not told.  Caller
+ * holds the lock, before durable_since moves.
  */
 static bool
 may_compact_locked(int32 s)
 {
 	MzcSlotInfo *info = &mzcoord_ctl_info[s];
 
-	if (compaction_told == NULL)
-		return true;			/* not set up in this process: tell */
-	if (info->kind != MZC_KIND_TABLE || !info->persisted ||
+	return info->kind != MZC_KIND_TABLE || !info->persisted ||
 		info->durable_since.empty ||
-		(compaction_told[s / 8] & (1 << (s % 8))) == 0 ||
-		mzcoord_ctl_last_write_locked(s) > info->durable_since.ts)
-	{
-		compaction_told[s / 8] |= 1 << (s % 8);
-		return true;
-	}
-	return false;
+		mzcoord_ctl_last_write_locked(s) > info->durable_since.ts;
 }
 
 /*
- * The collections whose bound moved since the last call, in *out (palloc'd
- * in the caller's context); returns their number.  Compaction looks at
- * nothing else that was idle (autocompact.c).
+ * The collections whose bound moved since the last call (at most room of
+ * them, the earliest first), into out; returns their number.  Compaction
+ * looks at nothing else that was idle (autocompact.c).  Takes the lock.
  */
 int
-mzcoord_tick_take_published(int64 **out)
+mzcoord_tick_take_published(int64 *out, int room)
 {
-	int			n = npublished;
+	int			n;
 
-	*out = palloc(sizeof(int64) * Max(n, 1));
-	if (n > 0)
-		memcpy(*out, published, sizeof(int64) * n);
-	npublished = 0;
+	if (!mzcoord_tick_has_news())
+		return 0;
+	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+	n = Min(mzcoord_ctl->nnews, room);
+	for (int i = 0; i < n; i++)
+	{
+		int32		s = mzcoord_ctl_news[i];
+
+		out[i] = mzcoord_ctl_info[s].gid;
+		mzcoord_ctl_news_queued[s] = false;
+	}
+	if (n < mzcoord_ctl->nnews)
+		memmove(mzcoord_ctl_news, mzcoord_ctl_news + n,
+				sizeof(int32) * (mzcoord_ctl->nnews - n));
+	mzcoord_ctl->nnews -= n;
+	LWLockRelease(mzcoord_ctl->lock);
 	return n;
+}
+
+/*
+ * Has a tick published a bound the compactor has not taken?  Lock-free: an
+ * aligned int32 the tick writes only under the exclusive lock; a stale
+ * answer is corrected at the next step.
+ */
+bool
+mzcoord_tick_has_news(void)
+{
+	return mzcoord_ctl->nnews > 0;
 }
 
 /*
@@ -1282,7 +1280,7 @@ mzcoord_controller_tick_committed(void)
 			}
 			if (!mzc_frontier_eq(info->durable_since, pending_rows[i].committed) &&
 				may_compact_locked(pending_rows[i].slot))
-				note_published(pending_rows[i].gid);
+				note_published_locked(pending_rows[i].slot);
 			info->persisted = true;
 			info->reconfigured = false;
 			info->held_back = mzc_frontier_lt(pending_rows[i].since,

@@ -22,10 +22,12 @@ extern void mzcoord_controller_tick(void);
 extern void mzcoord_controller_tick_committed(void);
 
 /*
- * The collections whose compaction bound moved since the last call (the
- * coordinator's compaction step); *out is palloc'd.
+ * The collections whose compaction bound moved since the last call, at
+ * most room (the compactor's step, autocompact.c), and whether there are
+ * any (a hint, read without the lock).
  */
-extern int	mzcoord_tick_take_published(int64 **out);
+extern int	mzcoord_tick_take_published(int64 *out, int room);
+extern bool mzcoord_tick_has_news(void);
 
 /* A woken coordinator between ticks, outside a transaction (tick.c). */
 extern void mzcoord_controller_advance_timeline(void);

@@ -103,7 +103,7 @@ _PG_init(void)
 	/*
 	 * In initialisation order: the worker status, the oracle, the
 	 * controller, its leases, the DROP EXTENSION guard, the maintenance
-	 * slots, the compaction step's counters.
+	 * slots, the compactor's counters and latch.
 	 */
 	mzcoord_shmem_register(mzcoord_worker_shmem_size, mzcoord_worker_shmem_init);
 	mzcoord_shmem_register(mzcoord_oracle_shmem_size, oracle_area_init);

@@ -1,32 +1,40 @@
 /*-------------------------------------------------------------------------
  *
  * autocompact.c
- *	  The coordinator's compaction step: which histories to compact, when.
+ *	  The compactor's step: which histories to compact, when.
  *
- * Policy of the coordinator.  Compaction rewrites every row below S, so it
+ * Policy of the compactor, a background worker of its own (worker.c):
+ * compaction is storage's work, and no compaction, however long, may
+ * delay the coordinator's tick.  Compaction rewrites every row below S, so it
  * runs only when it pays: a collection is compacted when it has updates
  * between its compacted frontier C and its since S, and either they number
  * at least a quarter of the rows left by the last compaction, or the last
  * compaction is older than one second per thousand of those rows (at least
  * one second).  A large table with a trickle of updates is thus rewritten
  * at most about every rows/1000 seconds, a busy one after every 25% of new
- * updates, a small one within a second or two.  Each tick examines only
- * what may have become due: the collections whose bound the tick just
- * published (mzcoord_tick_take_published), and at most MZC_COMPACT_SCAN of
- * those that may still have updates above their compacted frontier, least
- * recently examined first; an idle collection costs nothing.  Examining
- * one opens its history, so a step examines for at most 1/200 of the tick
- * interval (but at least 8 collections): after 100,000 bounds moved at
- * once, the backlog is worked off over many ticks instead of adding tens
- * of milliseconds to each of hundreds of them.  It stops
+ * updates, a small one within a second or two.  Each step examines only
+ * what may have become due: the collections whose bound the tick published
+ * (mzcoord_tick_take_published, a list in the controller's shared memory
+ * that the coordinator fills and the step empties), and at most
+ * MZC_COMPACT_SCAN of those that may still have updates above their
+ * compacted frontier, least recently examined first; an idle collection
+ * costs nothing.  The compactor's memory of those starts from the catalog
+ * (every collection whose compacted frontier is below its bound:
+ * load_pending), when it starts and after the controller was rebuilt.
+ * Examining one opens its history, so a step examines for at most 1/200
+ * of the tick interval (but at least 8 collections); the compactor takes
+ * steps once per tick interval, at once when a tick published bounds, and
+ * every 50 ms while more are pending than a step looks at, so that a
+ * backlog (100,000 bounds moved at once, or the catalog read at start) is
+ * worked off in the background.  It stops
  * starting compactions once half a tick interval has passed (but always
  * starts the first one due, so that a loaded machine still makes
  * progress); one compaction is not interrupted.  A collection found with
  * nothing above its compacted frontier is not looked at again until the
  * tick publishes its bound again.  A compaction that fails
- * is logged and retried a minute later; it never stops the coordinator.
+ * is logged and retried a minute later; it never stops the compactor.
  * mzcoord.compact(rel) compacts one collection now, whatever the policy.
- * mzcoord.auto_compact = off pauses the coordinator's compaction (for
+ * mzcoord.auto_compact = off pauses the compactor (for
  * maintenance, or to keep history around while investigating).
  *
  * IDENTIFICATION
@@ -53,9 +61,12 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/atomics.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/shmem.h"
 #include "storage/smgr.h"
+#include "storage/spin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -77,7 +88,7 @@
 #include "settings.h"
 #include "tick.h"
 
-/* Collections the coordinator examines per tick, at most ... */
+/* Collections a step examines, at most ... */
 #define MZC_COMPACT_SCAN 32
 /* ... and at least, however long they take ... */
 #define MZC_COMPACT_MIN_EXAMINE 8
@@ -92,11 +103,11 @@
 #define MZC_COMPACT_RETRY_MS 60000
 
 /* ----------------------------------------------------------------
- * The coordinator's step
+ * The compactor's step
  * ----------------------------------------------------------------
  */
 
-/* What the coordinator remembers of a history between ticks. */
+/* What the compactor remembers of a history between steps. */
 typedef struct MzcCompactState
 {
 	int64		gid;			/* hash key */
@@ -124,7 +135,9 @@ static uint64 scan_round = 1;	/* counts the compaction steps */
 
 /*
  * What the compaction step shows (mzcoord.compaction_status()): written
- * only by the coordinator, read by anyone; each value on its own.
+ * only by the compactor, read by anyone; each value on its own.  And the
+ * compactor's latch, which the coordinator sets when a tick published
+ * bounds (mutex; the process that attached sets and clears it).
  */
 typedef struct MzcCompactionShared
 {
@@ -132,7 +145,21 @@ typedef struct MzcCompactionShared
 	pg_atomic_uint64 steps;
 	pg_atomic_uint64 examined;	/* collections looked at, all steps */
 	pg_atomic_uint64 compactions;	/* compactions run, all steps */
+	slock_t		mutex;
+	int			pid;			/* the compactor, or 0 */
+	Latch	   *latch;			/* its latch, or NULL */
 } MzcCompactionShared;
+
+/*
+ * The controller incarnation (MzcController.epoch) whose catalog this
+ * process's memory of pending collections started from, and the buffer the
+ * tick's news are taken into (capacity entries, once per process).
+ */
+static uint64 loaded_epoch = 0;
+static int64 *news = NULL;
+
+/* How many collections the last step examined. */
+static int	last_examined = 0;
 
 static MzcCompactionShared *compaction_shared = NULL;
 
@@ -155,7 +182,56 @@ mzcoord_compaction_shmem_init(void)
 		pg_atomic_init_u64(&compaction_shared->steps, 0);
 		pg_atomic_init_u64(&compaction_shared->examined, 0);
 		pg_atomic_init_u64(&compaction_shared->compactions, 0);
+		SpinLockInit(&compaction_shared->mutex);
+		compaction_shared->pid = 0;
+		compaction_shared->latch = NULL;
 	}
+}
+
+/* on_shmem_exit of the compactor. */
+static void
+compaction_detach(int code, Datum arg)
+{
+	SpinLockAcquire(&compaction_shared->mutex);
+	if (compaction_shared->pid == MyProcPid)
+	{
+		compaction_shared->pid = 0;
+		compaction_shared->latch = NULL;
+	}
+	SpinLockRelease(&compaction_shared->mutex);
+}
+
+/*
+ * Make this process the compactor; false if another one is.  Its memory
+ * of pending collections starts empty, and is read from the catalog at its
+ * first step (load_pending).
+ */
+bool
+mzcoord_compaction_attach(void)
+{
+	bool		ok;
+
+	SpinLockAcquire(&compaction_shared->mutex);
+	ok = compaction_shared->pid == 0;
+	if (ok)
+	{
+		compaction_shared->pid = MyProcPid;
+		compaction_shared->latch = MyLatch;
+	}
+	SpinLockRelease(&compaction_shared->mutex);
+	if (ok)
+		on_shmem_exit(compaction_detach, (Datum) 0);
+	return ok;
+}
+
+/* Wake the compactor, if one runs (the coordinator, after a tick). */
+void
+mzcoord_compaction_wake(void)
+{
+	SpinLockAcquire(&compaction_shared->mutex);
+	if (compaction_shared->latch != NULL)
+		SetLatch(compaction_shared->latch);
+	SpinLockRelease(&compaction_shared->mutex);
 }
 
 /* A new state: not pending until set_pending says so. */
@@ -447,8 +523,8 @@ compact_one(MzcCompactState *st, int64 since)
 }
 
 /*
- * Create the coordinator's compaction memory context and its table of
- * states, once per process.
+ * Create the compactor's memory context and its table of states, once per
+ * process.
  */
 static void
 compact_states_init(void)
@@ -610,6 +686,57 @@ candidates(MzcCollectionInfo *infos, const int64 *published, int npublished)
 }
 
 /*
+ * The collections whose compacted frontier is below their bound, from the
+ * catalog, join the pending line: at the compactor's first step, and after
+ * the controller was rebuilt (a restart, a rebootstrap), which may have
+ * lost news the tick had for it.  Once per incarnation; its cost is the
+ * catalog's, in the compactor, never in a tick.  In a transaction.
+ */
+static void
+load_pending(void)
+{
+	uint64		epoch = pg_atomic_read_u64(&mzcoord_ctl->epoch);
+	int64	   *gids;
+
+	if (epoch == loaded_epoch)
+		return;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("SELECT s.global_id FROM mzcoord.storage s"
+					"  JOIN mzcoord.compaction_bounds b"
+					"    ON b.global_id OPERATOR(pg_catalog.=) s.global_id"
+					" WHERE b.bound OPERATOR(pg_catalog.>) s.compacted",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read mzcoord.storage");
+	gids = palloc(sizeof(int64) * Max(SPI_processed, 1));
+	for (uint64 r = 0; r < SPI_processed; r++)
+		if (!mzcoord_parse_gid(SPI_getvalue(SPI_tuptable->vals[r],
+											SPI_tuptable->tupdesc, 1),
+							   &gids[r]))
+			gids[r] = 0;
+	/* Behind the news: what was published is newer work. */
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		bool		found;
+		MzcCompactState *st;
+
+		if (gids[r] == 0)
+			continue;
+		st = hash_search(compact_states, &gids[r], HASH_ENTER, &found);
+		if (!found)
+			init_state(st);
+		if (!st->pending)
+		{
+			dlist_push_tail(&pending_states, &st->pending_node);
+			npending_states++;
+			st->pending = true;
+		}
+	}
+	SPI_finish();
+	loaded_epoch = epoch;
+}
+
+/*
  * In one transaction: the candidates (see candidates), their states loaded,
  * and those due for compaction (see find_due), into due_gid and due_since
  * (room for MZC_COMPACT_SCAN).  Returns -1, having looked
@@ -635,12 +762,14 @@ select_due(const int64 *published, int npublished, TimestampTz now,
 		CommitTransactionCommand();
 		return -1;
 	}
+	load_pending();
 	infos = palloc(sizeof(MzcCollectionInfo) * MZC_COMPACT_SCAN);
 	n = candidates(infos, published, npublished);
 	load_missing_states(infos, n);
 	until = TimestampTzPlusMilliseconds(now,
 										Max(mzcoord_tick_interval / MZC_COMPACT_EXAMINE_SHARE, 2));
 	ndue = find_due(infos, n, now, until, due_gid, due_since, &nexamined);
+	last_examined = nexamined;
 	pg_atomic_fetch_add_u64(&compaction_shared->examined, nexamined);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -656,14 +785,14 @@ show_pending(void)
 }
 
 /*
- * The coordinator's compaction step, after its tick committed (outside a
- * transaction).
+ * The compactor's step (outside a transaction): take the bounds the ticks
+ * published, examine what may have become due and compact it.  Returns
+ * whether work is left (pending collections, or news).
  */
-void
-mzcoord_storage_tick(void)
+bool
+mzcoord_compaction_step(void)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
-	int64	   *published;
 	int			npublished;
 	int64	   *due_gid;
 	int64	   *due_since;
@@ -672,11 +801,17 @@ mzcoord_storage_tick(void)
 	TimestampTz deadline = TimestampTzPlusMilliseconds(start,
 													   Max(mzcoord_tick_interval / 2, 20));
 
-	/* The bounds the tick published, taken whether or not they are used. */
+	/* A controller being rebuilt knows no collection yet: wait for it. */
+	if (!mzcoord_ctl->ready)
+		return false;
 	compact_states_init();
 	MemoryContextReset(compact_cxt);
 	MemoryContextSwitchTo(compact_cxt);
-	npublished = mzcoord_tick_take_published(&published);
+	if (news == NULL)
+		news = MemoryContextAlloc(TopMemoryContext,
+								  sizeof(int64) * Max(mzcoord_ctl->capacity, 1));
+	/* The bounds the ticks published, taken whether or not they are used. */
+	npublished = mzcoord_tick_take_published(news, mzcoord_ctl->capacity);
 
 	/*
 	 * Paused by the operator, or read-only: histories keep growing,
@@ -685,16 +820,17 @@ mzcoord_storage_tick(void)
 	 */
 	if (!mzcoord_auto_compact || mzcoord_read_only)
 	{
-		remember_pending(published, npublished);
+		remember_pending(news, npublished);
 		show_pending();
 		MemoryContextSwitchTo(oldcxt);
-		return;
+		return false;
 	}
 	scan_round++;
+	last_examined = 0;
 	pg_atomic_fetch_add_u64(&compaction_shared->steps, 1);
 	due_gid = palloc(sizeof(int64) * MZC_COMPACT_SCAN);
 	due_since = palloc(sizeof(int64) * MZC_COMPACT_SCAN);
-	ndue = select_due(published, npublished, start, due_gid, due_since);
+	ndue = select_due(news, npublished, start, due_gid, due_since);
 	for (int i = 0; i < ndue; i++)
 	{
 		MzcCompactState *st = hash_search(compact_states, &due_gid[i], HASH_FIND, NULL);
@@ -717,6 +853,9 @@ mzcoord_storage_tick(void)
 		pgstat_report_activity(STATE_IDLE, NULL);
 	show_pending();
 	MemoryContextSwitchTo(oldcxt);
+	/* Due ones left, news, or more pending than one step looks at. */
+	return ndue > 0 || mzcoord_tick_has_news() ||
+		npending_states > last_examined;
 }
 
 /*

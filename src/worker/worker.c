@@ -36,6 +36,13 @@
  * - A maintenance worker runs the steps handed to its slot, one at a time,
  *   and exits when the coordinator that started it is gone.
  *
+ * - The compactor (one dynamic worker, started by the coordinator like the
+ *   maintenance workers and gone with it) compacts histories up to their
+ *   published bounds (autocompact.c): a step once per tick interval, when
+ *   the coordinator's tick published bounds (it sets the compactor's
+ *   latch), and every MZC_COMPACTOR_BUSY_MS while a backlog remains.  Out
+ *   of the coordinator, so that no compaction, however large, delays a tick.
+ *
  * All exit on postmaster death (WL_EXIT_ON_PM_DEATH), reload settings on
  * SIGHUP, and leave their loop on SIGTERM.
  *
@@ -295,16 +302,100 @@ mzc_start_maintenance_workers(void)
 	}
 }
 
-/* At the coordinator's exit: its maintenance workers go too. */
+/* The coordinator's handle of its compactor, and when to start it again. */
+static BackgroundWorkerHandle *compactor_handle = NULL;
+static TimestampTz compactor_next_start = 0;
+
+/*
+ * Start the compactor if it does not run (the first time, or after it
+ * exited: then after MZC_MAINT_RESTART_MS).
+ */
+static void
+mzc_start_compactor(void)
+{
+	BackgroundWorker worker;
+	TimestampTz now = GetCurrentTimestamp();
+	pid_t		pid;
+
+	if (compactor_handle != NULL &&
+		GetBackgroundWorkerPid(compactor_handle, &pid) == BGWH_STOPPED)
+	{
+		pfree(compactor_handle);
+		compactor_handle = NULL;
+		compactor_next_start = TimestampTzPlusMilliseconds(now, MZC_MAINT_RESTART_MS);
+	}
+	if (compactor_handle != NULL || now < compactor_next_start)
+		return;
+	mzc_fill_worker(&worker, "mzcoord compactor", "mzcoord_compactor_main");
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	worker.bgw_notify_pid = MyProcPid;
+	memcpy(worker.bgw_extra, &MyProcPid, sizeof(int));
+	if (!RegisterDynamicBackgroundWorker(&worker, &compactor_handle))
+	{
+		compactor_handle = NULL;
+		compactor_next_start = TimestampTzPlusMilliseconds(now, MZC_RESTART_DELAY_MAX_MS);
+		ereport(WARNING,
+				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+				 errmsg("mzcoord coordinator could not start the compactor"),
+				 errhint("Raise \"max_worker_processes\".")));
+	}
+}
+
+/* At the coordinator's exit: its maintenance workers and compactor go too. */
 static void
 mzc_stop_maintenance_workers(void)
 {
 	mzcoord_dispatch_set_coordinator(false);
+	if (compactor_handle != NULL)
+		TerminateBackgroundWorker(compactor_handle);
 	if (maint_handles == NULL)
 		return;
 	for (int i = 0; i < mzcoord_dispatch_nslots(); i++)
 		if (maint_handles[i] != NULL)
 			TerminateBackgroundWorker(maint_handles[i]);
+}
+
+/* A compactor with a backlog takes its next step after this long. */
+#define MZC_COMPACTOR_BUSY_MS 50
+
+/*
+ * The compactor: compaction steps (autocompact.c) until the coordinator
+ * whose pid is in bgw_extra is gone.  An error in a step ends the process;
+ * the coordinator starts another one.
+ */
+void
+mzcoord_compactor_main(Datum main_arg)
+{
+	int			coordinator_pid;
+
+	memcpy(&coordinator_pid, MyBgworkerEntry->bgw_extra, sizeof(int));
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	mzcoord_require_shmem();
+	if (!mzcoord_dispatch_coordinator_alive(coordinator_pid) ||
+		!mzcoord_compaction_attach())
+		proc_exit(0);
+	mzc_connect(mzcoord_database, "mzcoord compactor");
+
+	for (;;)
+	{
+		bool		more;
+
+		CHECK_FOR_INTERRUPTS();
+		mzc_reload_if_pending();
+		if (!mzcoord_dispatch_coordinator_alive(coordinator_pid))
+			break;
+		more = mzcoord_compaction_step();
+		pgstat_report_stat(false);
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 more ? MZC_COMPACTOR_BUSY_MS : mzcoord_tick_interval,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	proc_exit(0);
 }
 
 static void
@@ -675,8 +766,10 @@ mzc_coordinator_tick(MemoryContext tick_cxt)
 		/* Refreshes and exports go to the maintenance workers at once. */
 		mzc_start_maintenance_workers();
 		mzcoord_maintain_dispatch();
-		/* Compaction of histories, in transactions of its own. */
-		mzcoord_storage_tick();
+		/* Bounds published: the compactor looks at them now. */
+		mzc_start_compactor();
+		if (mzcoord_tick_has_news())
+			mzcoord_compaction_wake();
 	}
 	pgstat_report_stat(true);
 	pgstat_report_activity(STATE_IDLE, NULL);

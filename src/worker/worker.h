@@ -64,5 +64,6 @@ extern void mzcoord_register_launcher(void);
 extern PGDLLEXPORT void mzcoord_launcher_main(Datum main_arg);
 extern PGDLLEXPORT void mzcoord_coordinator_main(Datum main_arg);
 extern PGDLLEXPORT void mzcoord_maintenance_worker_main(Datum main_arg);
+extern PGDLLEXPORT void mzcoord_compactor_main(Datum main_arg);
 
 #endif							/* MZCOORD_WORKER_H */
