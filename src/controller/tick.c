@@ -71,6 +71,7 @@ typedef struct MzcPersistRow
 	bool		own_upper;		/* the tick writes its upper in its row */
 	bool		publish;		/* publish its bound (not in read-only mode) */
 	bool		has_bound;		/* its bound row is locked (set by lock_rows) */
+	ItemPointerData bound_tid;	/* and where that row is */
 	bool		written;		/* set by persist_rows */
 	mzc_frontier committed;		/* since written (the bound, for one with a bound) */
 } MzcPersistRow;
@@ -183,7 +184,10 @@ cmp_row_slot(const void *a, const void *b)
  * source's upper advance, DDL, a creation holding an input's bound FOR
  * SHARE) are skipped rather than waited for: the coordinator must not
  * stall behind a user's open transaction.  Each returns the collections
- * whose rows it holds.  Both are driven by the list (unnest joined to the
+ * whose rows it holds, and lock_sql where each bound row is: the write
+ * finds it by that ctid ($8), without a second index lookup (locked, the
+ * row stays where it is; a ctid that no longer names the row finds
+ * nothing, and the row is retried at the next tick).  Both are driven by the list (unnest joined to the
  * primary key), so that their cost follows the rows published, not the
  * size of the catalog.
  *
@@ -208,13 +212,13 @@ cmp_row_slot(const void *a, const void *b)
  * unqualified, into calls of pg_catalog.unnest.)
  */
 static const char *const lock_sql =
-"SELECT b.global_id FROM pg_catalog.unnest($1) AS g(global_id)"
+"SELECT b.global_id, b.ctid FROM pg_catalog.unnest($1) AS g(global_id)"
 "  JOIN mzcoord.compaction_bounds b"
 "    ON b.global_id OPERATOR(pg_catalog.=) g.global_id"
 "   FOR NO KEY UPDATE OF b SKIP LOCKED";
 
 static const char *const lock_free_sql =
-"SELECT c.global_id FROM pg_catalog.unnest($1) AS g(global_id)"
+"SELECT c.global_id, NULL::pg_catalog.tid FROM pg_catalog.unnest($1) AS g(global_id)"
 "  JOIN mzcoord.collections c"
 "    ON c.global_id OPERATOR(pg_catalog.=) g.global_id"
 " WHERE NOT EXISTS (SELECT 1 FROM mzcoord.compaction_bounds x"
@@ -223,8 +227,8 @@ static const char *const lock_free_sql =
 
 static const char *const publish_sql =
 "WITH v AS ("
-"  SELECT * FROM unnest($1, $2, $3, $4, $6, $7)"
-"         AS v(global_id, since, upper, own_upper, publish, has_bound)),"
+"  SELECT * FROM unnest($1, $2, $3, $4, $6, $7, $8)"
+"         AS v(global_id, since, upper, own_upper, publish, has_bound, tid)),"
 " req AS ("
 "  SELECT r.input_global_id AS global_id, pg_catalog.min(r.at) AS at"
 "    FROM v JOIN mzcoord.read_requirements r"
@@ -236,7 +240,7 @@ static const char *const publish_sql =
 "         pg_catalog.unnest(l.global_ids) AS g(global_id)"
 "   WHERE l.expires_at OPERATOR(pg_catalog.>) pg_catalog.now() GROUP BY 1),"
 " prop AS ("
-"  SELECT v.global_id, v.since, LEAST(req.at, lease.at) AS lim"
+"  SELECT v.global_id, v.tid, v.since, LEAST(req.at, lease.at) AS lim"
 "    FROM v LEFT JOIN req ON req.global_id OPERATOR(pg_catalog.=) v.global_id"
 "         LEFT JOIN lease ON lease.global_id OPERATOR(pg_catalog.=) v.global_id"
 "   WHERE v.publish AND v.has_bound),"
@@ -251,7 +255,7 @@ static const char *const publish_sql =
 "                      ELSE GREATEST(b.bound, p.since) END,"
 "         epoch = $5, published_at = pg_catalog.now()"
 "    FROM prop p"
-"   WHERE b.global_id OPERATOR(pg_catalog.=) p.global_id"
+"   WHERE b.ctid OPERATOR(pg_catalog.=) p.tid"
 "  RETURNING b.global_id, b.bound),"
 " nc AS ("
 "  UPDATE mzcoord.collections c"
@@ -357,8 +361,16 @@ lock_with(const char *sql, MzcPersistRow *rows, int n, bool has_bound)
 
 		if (row != NULL)
 		{
+			bool		isnull;
+			Datum		tid = SPI_getbinval(SPI_tuptable->vals[r],
+											SPI_tuptable->tupdesc, 2, &isnull);
+
 			row->written = true;	/* locked, for now */
 			row->has_bound = has_bound;
+			if (isnull)
+				ItemPointerSetInvalid(&row->bound_tid);
+			else
+				ItemPointerCopy((ItemPointer) DatumGetPointer(tid), &row->bound_tid);
 		}
 	}
 }
@@ -443,13 +455,15 @@ write_rows(MzcPersistRow *rows, int n)
 	Datum	   *owns = palloc(sizeof(Datum) * Max(n, 1));
 	Datum	   *pubs = palloc(sizeof(Datum) * Max(n, 1));
 	Datum	   *bounds = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *tids = palloc(sizeof(Datum) * Max(n, 1));
+	bool	   *tid_nulls = palloc(sizeof(bool) * Max(n, 1));
 	bool	   *since_nulls = palloc(sizeof(bool) * Max(n, 1));
 	bool	   *upper_nulls = palloc(sizeof(bool) * Max(n, 1));
 	int			dims[1] = {n};
 	int			lbs[1] = {1};
-	Oid			argtypes[7] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
-	BOOLARRAYOID, INT8OID, BOOLARRAYOID, BOOLARRAYOID};
-	Datum		values[7];
+	Oid			argtypes[8] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+		BOOLARRAYOID, INT8OID, BOOLARRAYOID, BOOLARRAYOID, TIDARRAYOID};
+	Datum		values[8];
 	int			rc;
 
 	for (int i = 0; i < n; i++)
@@ -459,6 +473,9 @@ write_rows(MzcPersistRow *rows, int n)
 		owns[i] = BoolGetDatum(rows[i].own_upper);
 		pubs[i] = BoolGetDatum(rows[i].publish);
 		bounds[i] = BoolGetDatum(rows[i].has_bound);
+		tid_nulls[i] = !rows[i].has_bound ||
+			!ItemPointerIsValid(&rows[i].bound_tid);
+		tids[i] = PointerGetDatum(&rows[i].bound_tid);
 	}
 	values[0] = gid_array(rows, n);
 	values[1] = PointerGetDatum(construct_md_array(sinces, since_nulls, 1, dims, lbs,
@@ -472,10 +489,13 @@ write_rows(MzcPersistRow *rows, int n)
 												TYPALIGN_CHAR));
 	values[6] = PointerGetDatum(construct_array(bounds, n, BOOLOID, 1, true,
 												TYPALIGN_CHAR));
+	values[7] = PointerGetDatum(construct_md_array(tids, tid_nulls, 1, dims, lbs,
+												   TIDOID, sizeof(ItemPointerData),
+												   false, TYPALIGN_SHORT));
 	mzcoord_authority_set_clamping(true);
 	PG_TRY();
 	{
-		rc = SPI_execute_with_args(publish_sql, 7, argtypes, values, NULL,
+		rc = SPI_execute_with_args(publish_sql, 8, argtypes, values, NULL,
 								   false, 0);
 	}
 	PG_FINALLY();
