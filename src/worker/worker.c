@@ -355,6 +355,25 @@ mzc_stop_maintenance_workers(void)
 			TerminateBackgroundWorker(maint_handles[i]);
 }
 
+/*
+ * The start of a worker the coordinator started (a maintenance worker, the
+ * compactor): signals, then shared memory.  SIGTERM ends it at once (die),
+ * as a backend.  Returns the pid of that coordinator (in bgw_extra), whose
+ * exit ends it too.
+ */
+static int
+mzc_coordinator_child_start(void)
+{
+	int			coordinator_pid;
+
+	memcpy(&coordinator_pid, MyBgworkerEntry->bgw_extra, sizeof(int));
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	mzcoord_require_shmem();
+	return coordinator_pid;
+}
+
 /* A compactor with a backlog takes its next step after this long. */
 #define MZC_COMPACTOR_BUSY_MS 50
 
@@ -366,14 +385,8 @@ mzc_stop_maintenance_workers(void)
 void
 mzcoord_compactor_main(Datum main_arg)
 {
-	int			coordinator_pid;
+	int			coordinator_pid = mzc_coordinator_child_start();
 
-	memcpy(&coordinator_pid, MyBgworkerEntry->bgw_extra, sizeof(int));
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
-
-	mzcoord_require_shmem();
 	if (!mzcoord_dispatch_coordinator_alive(coordinator_pid) ||
 		!mzcoord_compaction_attach())
 		proc_exit(0);
@@ -414,14 +427,8 @@ void
 mzcoord_maintenance_worker_main(Datum main_arg)
 {
 	int			slot = DatumGetInt32(main_arg);
-	int			coordinator_pid;
+	int			coordinator_pid = mzc_coordinator_child_start();
 
-	memcpy(&coordinator_pid, MyBgworkerEntry->bgw_extra, sizeof(int));
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
-
-	mzcoord_require_shmem();
 	if (slot < 0 || slot >= mzcoord_dispatch_nslots() ||
 		!mzcoord_dispatch_attach(slot, coordinator_pid))
 		proc_exit(0);
