@@ -50,6 +50,7 @@
 #include "miscadmin.h"
 #include "storage/proc.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -129,35 +130,84 @@ mzcoord_note_history_written(const MzcHistory *h, mzc_ts ts)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * The move's plan of each history this backend moved updates in, kept for
+ * the backend's life: under concurrent READ COMMITTED writers (pgbench)
+ * most commits move, and the statement was parsed and planned each time.
+ * A plan invalidated since (its history altered, or dropped and its oid
+ * reused) is prepared again, by the history's current name.
+ */
+typedef struct MzcMovePlan
+{
+	Oid			histid;			/* hash key */
+	SPIPlanPtr	plan;
+} MzcMovePlan;
+
+static HTAB *move_plans = NULL;
+
+/* The move's plan for history histid (inside SPI). */
+static SPIPlanPtr
+move_plan(Oid histid)
+{
+	Oid			argtypes[2] = {INT8OID, INT8OID};
+	MzcMovePlan *e;
+	bool		found;
+	char	   *name;
+	SPIPlanPtr	plan;
+
+	if (move_plans == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(MzcMovePlan);
+		move_plans = hash_create("mzcoord move plans", 16, &ctl,
+								 HASH_ELEM | HASH_BLOBS);
+	}
+	e = hash_search(move_plans, &histid, HASH_FIND, &found);
+	if (found && SPI_plan_is_valid(e->plan))
+		return e->plan;
+	/* Invalidated (its history changed, or went and the oid came back). */
+	if (found)
+		SPI_freeplan(e->plan);
+	name = quote_qualified_identifier(get_namespace_name(get_rel_namespace(histid)),
+									  get_rel_name(histid));
+	plan = SPI_prepare(psprintf("UPDATE %s SET " MZC_HISTORY_TS " = $2"
+								" WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.=) $1"
+								"   AND mzcoord._row_is_own(xmin)",
+								name),
+					   2, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the move of the updates of %s: %s",
+			 name, SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not keep the move's plan");
+	e = hash_search(move_plans, &histid, HASH_ENTER, &found);
+	e->plan = plan;
+	return plan;
+}
+
 /* Move this transaction's own updates in one history from `from` to `to`. */
 static void
 move_own_updates(const MzcWritten *w, mzc_ts to)
 {
-	Oid			argtypes[2] = {INT8OID, INT8OID};
 	Datum		values[2] = {Int64GetDatum(w->ts), Int64GetDatum(to)};
 	Oid			save_user;
 	int			save_sec;
 	int			save_nest;
-	char	   *name;
 	int			ret;
 
 	/* Dropped since (DROP TABLE in this transaction): nothing to move. */
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(w->histid)))
 		return;
-	name = quote_qualified_identifier(get_namespace_name(get_rel_namespace(w->histid)),
-									  get_rel_name(w->histid));
 	save_nest = mzcoord_become_owner(w->owner, &save_user, &save_sec);
 	/* At pre-commit no portal provides a snapshot: the update needs one. */
 	PushActiveSnapshot(GetTransactionSnapshot());
 	mzcoord_spi_connect();
-	ret = SPI_execute_with_args(psprintf("UPDATE %s SET " MZC_HISTORY_TS " = $2"
-										 " WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.=) $1"
-										 "   AND mzcoord._row_is_own(xmin)",
-										 name),
-								2, argtypes, values, NULL, false, 0);
+	ret = SPI_execute_plan(move_plan(w->histid), values, NULL, false, 0);
 	if (ret != SPI_OK_UPDATE)
-		elog(ERROR, "could not move the updates of %s: %s", name,
-			 SPI_result_code_string(ret));
+		elog(ERROR, "could not move the updates of history %u: %s",
+			 w->histid, SPI_result_code_string(ret));
 	SPI_finish();
 	PopActiveSnapshot();
 	mzcoord_restore_user(save_user, save_sec, save_nest);
