@@ -25,7 +25,12 @@
  * the exclusive lock; `ready` is an aligned word, `epoch` a pg_atomic_uint64
  * so that no platform can tear it.  A stale answer only matters while the
  * controller is being reset, and then the caller's own locked section finds
- * no collection and fails.
+ * no collection and fails.  The compactor reads them the same way
+ * (autocompact.c: wait while not ready, reload its memory when the epoch
+ * changed).  `nnews` is read without the lock as a hint only
+ * (mzcoord_tick_has_news: whether to take the lock and the list, whether to
+ * wake the compactor); it is an aligned int32 written only under the
+ * exclusive lock, and a stale answer is corrected at the next step.
  *
  * Lock order: the controller lock, then the oracle's ceiling lock, then the
  * oracle lock (oracle.c); never the other way round.  The worker-status

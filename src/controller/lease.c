@@ -126,7 +126,8 @@ typedef struct MzcLeaseArea
 	int32		used_bound;		/* no entry from here on is in use: the
 								 * walks stop here, so that their cost
 								 * follows the leases there are, not the
-								 * capacity */
+								 * capacity (controller lock; written
+								 * under it exclusively) */
 	mzc_shard	shard;			/* leased readers, one per counted lease */
 } MzcLeaseArea;
 
