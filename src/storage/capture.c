@@ -11,8 +11,24 @@
  * UPDATE that leaves a row byte for byte unchanged records nothing for it.
  * TRUNCATE retracts every row the table has (read with a fresh snapshot:
  * TRUNCATE is not MVCC-safe and removes rows this transaction cannot see).
- * COPY FROM is an INSERT for the triggers.  The rows go straight into the
- * history heap and its indexes in batches (history.c), as COPY does.
+ * COPY FROM is an INSERT for the triggers.
+ *
+ * Written once, at commit.  A small statement's updates are kept in the
+ * transaction's memory (copies of the transition rows) and written into the
+ * history at pre-commit, when the commit timestamp C is fixed: they are
+ * written once, at C, and never moved.  A large statement (more than
+ * MZC_BULK_ROWS rows), a TRUNCATE, or one that would take the transaction's
+ * kept rows past MZC_KEEP_ROWS or MZC_KEEP_BYTES writes straight into the
+ * history heap and its indexes in batches (history.c), as COPY does, at
+ * the write timestamp W below, and is moved at pre-commit if C is not W.
+ * Nobody reads a transaction's own history rows before it commits (every
+ * read leaves them out: they have no time yet), except the two that compare
+ * the history with the relation as this transaction sees it: the
+ * reconciliation after an ALTER TABLE (columns.c), which also changes the
+ * history's shape, and check_consistency (problems.c).  Both first write the
+ * kept rows of that history at W (mzcoord_capture_flush).  Kept rows follow
+ * subtransactions: those captured in one that aborts are forgotten; those
+ * written early in one that aborts are kept again.
  *
  * Write timestamps.  A transaction records its updates at a provisional
  * write timestamp W, taken from the oracle at its first write; its commit
@@ -39,6 +55,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
@@ -71,8 +88,15 @@
 PG_FUNCTION_INFO_V1(mzcoord_capture);
 PG_FUNCTION_INFO_V1(mzcoord_row_is_own);
 
-/* Above this many rows a capture uses a bulk-insert buffer strategy. */
+/*
+ * Above this many rows a capture writes straight into the history, with a
+ * bulk-insert buffer strategy.
+ */
 #define MZC_BULK_ROWS 1000
+
+/* At most this many rows and bytes of a transaction are kept for its commit. */
+#define MZC_KEEP_ROWS 10000
+#define MZC_KEEP_BYTES (8 * 1024 * 1024)
 
 /*
  * Per transaction (identified by its local transaction id): the histories
@@ -84,13 +108,39 @@ typedef struct MzcWritten
 	Oid			relid;			/* the collection's relation */
 	Oid			owner;
 	mzc_ts		ts;
+	bool		direct;			/* some of its rows are in the history at ts */
 } MzcWritten;
+
+/*
+ * Rows kept for the commit: one statement's (or several consecutive
+ * statements' of one subtransaction) updates of one relation, with the
+ * history and the row type they were captured with, in
+ * TopTransactionContext.
+ */
+typedef struct MzcKept
+{
+	MzcHistory *hist;
+	TupleDesc	desc;			/* the relation's row type at capture */
+	SubTransactionId captured;	/* the subtransaction that captured them */
+	SubTransactionId flushed;	/* written early, in this subtransaction */
+	int			nrows;
+	int			maxrows;
+	Size		bytes;
+	MinimalTuple *rows;
+	int64	   *diffs;
+} MzcKept;
 
 static LocalTransactionId state_lxid = InvalidLocalTransactionId;
 static List *written = NIL;
+static List *kept = NIL;
+static int64 kept_rows = 0;
+static Size kept_bytes = 0;
 static bool callback_registered = false;
 
 static void capture_xact_callback(XactEvent event, void *arg);
+static void capture_subxact_callback(SubXactEvent event,
+									 SubTransactionId mySubid,
+									 SubTransactionId parentSubid, void *arg);
 
 static void
 refresh_state(void)
@@ -98,12 +148,16 @@ refresh_state(void)
 	if (state_lxid == MyProc->lxid)
 		return;
 	state_lxid = MyProc->lxid;
-	written = NIL;				/* the old list went with its transaction */
+	/* The old lists went with their transaction's memory. */
+	written = NIL;
+	kept = NIL;
+	kept_rows = 0;
+	kept_bytes = 0;
 }
 
-/* Remember that h's history holds updates of this transaction at ts. */
-void
-mzcoord_note_history_written(const MzcHistory *h, mzc_ts ts)
+/* Remember that h's history has updates of this transaction at ts. */
+static void
+note_written(const MzcHistory *h, mzc_ts ts, bool direct)
 {
 	MemoryContext old;
 	ListCell   *lc;
@@ -114,20 +168,197 @@ mzcoord_note_history_written(const MzcHistory *h, mzc_ts ts)
 	{
 		w = lfirst(lc);
 		if (w->histid == h->histid && w->ts == ts)
+		{
+			w->direct |= direct;
 			return;
+		}
 	}
 	/* If anything reads the table, the commit wakes the coordinator. */
 	mzcoord_dispatch_note_write(h->gid);
 	mzcoord_register_xact_callbacks(&callback_registered,
-									capture_xact_callback, NULL);
+									capture_xact_callback,
+									capture_subxact_callback);
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	w = palloc(sizeof(MzcWritten));
 	w->histid = h->histid;
 	w->relid = h->relid;
 	w->owner = h->owner;
 	w->ts = ts;
+	w->direct = direct;
 	written = lappend(written, w);
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Remember that h's history holds updates of this transaction at ts,
+ * written there directly (to be moved at pre-commit if the transaction
+ * commits at another time).
+ */
+void
+mzcoord_note_history_written(const MzcHistory *h, mzc_ts ts)
+{
+	note_written(h, ts, true);
+}
+
+/* ----------------------------------------------------------------
+ * Rows kept for the commit
+ * ----------------------------------------------------------------
+ */
+
+/* May a statement of n rows be kept for the commit? */
+static bool
+may_keep(int64 n)
+{
+	refresh_state();
+	return n <= MZC_BULK_ROWS && kept_rows + n <= MZC_KEEP_ROWS &&
+		kept_bytes < MZC_KEEP_BYTES;
+}
+
+/*
+ * The batch that a statement of this subtransaction keeps its updates of
+ * h's relation (row type desc) in: the last batch if it is the same
+ * history's, of the same subtransaction and row type and not yet written,
+ * else a new one.
+ */
+static MzcKept *
+kept_batch(const MzcHistory *h, TupleDesc desc)
+{
+	SubTransactionId sub = GetCurrentSubTransactionId();
+	MzcKept    *k = kept != NIL ? llast(kept) : NULL;
+	MemoryContext old;
+
+	if (k != NULL && k->hist->histid == h->histid && k->captured == sub &&
+		k->flushed == InvalidSubTransactionId && equalTupleDescs(k->desc, desc))
+		return k;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	k = palloc0(sizeof(MzcKept));
+	k->hist = mzcoord_history_copy(h);
+	k->desc = CreateTupleDescCopy(desc);
+	k->captured = sub;
+	k->flushed = InvalidSubTransactionId;
+	k->maxrows = 8;
+	k->rows = palloc(sizeof(MinimalTuple) * k->maxrows);
+	k->diffs = palloc(sizeof(int64) * k->maxrows);
+	kept = lappend(kept, k);
+	MemoryContextSwitchTo(old);
+	return k;
+}
+
+/*
+ * Keep one update (row: a slot of the batch's row type) for the commit,
+ * with every attribute: a stored tuple may lack the columns added since it
+ * was written, whose value (attmissingval) the kept copy of the row type
+ * does not have.
+ */
+static void
+keep_row(MzcKept *k, TupleTableSlot *row, int64 diff)
+{
+	MemoryContext old;
+	MinimalTuple t;
+
+	slot_getallattrs(row);
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	t = heap_form_minimal_tuple(row->tts_tupleDescriptor, row->tts_values,
+								row->tts_isnull);
+
+	if (k->nrows == k->maxrows)
+	{
+		k->maxrows *= 2;
+		k->rows = repalloc(k->rows, sizeof(MinimalTuple) * k->maxrows);
+		k->diffs = repalloc(k->diffs, sizeof(int64) * k->maxrows);
+	}
+	k->rows[k->nrows] = t;
+	k->diffs[k->nrows] = diff;
+	k->nrows++;
+	k->bytes += t->t_len;
+	kept_rows++;
+	kept_bytes += t->t_len;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Write a batch's rows into its history at ts.  Its history dropped since
+ * (DROP TABLE, or the table's registration dropped, in this transaction)
+ * takes its rows with it.  Kept rows may hold pointers to the relation's
+ * TOAST data, which reading needs a snapshot for: the caller provides one.
+ */
+static void
+write_kept(MzcKept *k, mzc_ts ts)
+{
+	TupleTableSlot *slot;
+	MzcHistoryWriter writer;
+
+	if (k->nrows == 0 ||
+		!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(k->hist->histid)))
+		return;
+	slot = MakeSingleTupleTableSlot(k->desc, &TTSOpsMinimalTuple);
+	mzcoord_history_writer_begin(&writer, k->hist, k->nrows > MZC_BULK_ROWS);
+	for (int i = 0; i < k->nrows; i++)
+	{
+		ExecStoreMinimalTuple(k->rows[i], slot, false);
+		mzcoord_history_writer_add(&writer, slot, ts, k->diffs[i]);
+	}
+	mzcoord_history_writer_end(&writer);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
+ * Write this transaction's kept updates of history histid now, at its write
+ * timestamp (they move with its direct writes at pre-commit): for the
+ * readers that compare the history with what this transaction sees of the
+ * relation, and before the history's columns change.  See the file header.
+ */
+void
+mzcoord_capture_flush(Oid histid)
+{
+	ListCell   *lc;
+	bool		wrote = false;
+
+	refresh_state();
+	foreach(lc, kept)
+	{
+		MzcKept    *k = lfirst(lc);
+
+		if (k->hist->histid != histid || k->flushed != InvalidSubTransactionId)
+			continue;
+		write_kept(k, mzcoord_write_ts());
+		k->flushed = GetCurrentSubTransactionId();
+		note_written(k->hist, mzcoord_write_ts(), true);
+		wrote = true;
+	}
+	/* The caller's next snapshot sees them. */
+	if (wrote)
+		CommandCounterIncrement();
+}
+
+/*
+ * A subtransaction aborted: forget what it (or one inside it) captured, and
+ * keep again what it wrote early (its rows went with it).  Subtransaction
+ * ids grow within a transaction, and one that aborts is the innermost open
+ * one: every id from mySubid up is it or one inside it.
+ */
+static void
+capture_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	ListCell   *lc;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	refresh_state();
+	foreach(lc, kept)
+	{
+		MzcKept    *k = lfirst(lc);
+
+		if (k->captured >= mySubid)
+		{
+			kept_rows -= k->nrows;
+			kept_bytes -= k->bytes;
+			kept = foreach_delete_current(kept, lc);
+		}
+		else if (k->flushed >= mySubid)
+			k->flushed = InvalidSubTransactionId;
+	}
 }
 
 /*
@@ -231,12 +462,27 @@ capture_pre_commit(void)
 	{
 		MzcWritten *w = lfirst(lc);
 
-		if (w->ts != c)
+		if (w->direct && w->ts != c)
 			move_own_updates(w, c);
-		/* The tick compacts what this adds (controller.h, MzcWriteMark). */
-		mzcoord_ctl_note_written(w->relid, c);
 	}
+	if (kept != NIL)
+	{
+		/* No portal provides a snapshot at pre-commit (see write_kept). */
+		PushActiveSnapshot(GetTransactionSnapshot());
+		foreach(lc, kept)
+		{
+			MzcKept    *k = lfirst(lc);
+
+			if (k->flushed == InvalidSubTransactionId)
+				write_kept(k, c);
+		}
+		PopActiveSnapshot();
+	}
+	/* The tick compacts what this adds (controller.h, MzcWriteMark). */
+	foreach(lc, written)
+		mzcoord_ctl_note_written(((MzcWritten *) lfirst(lc))->relid, c);
 	written = NIL;
+	kept = NIL;
 }
 
 static void
@@ -323,70 +569,110 @@ same_row(TupleTableSlot *a, TupleTableSlot *b)
 }
 
 /*
- * Record one statement's updates of h's relation at w: see the file header.
+ * Where a statement's updates go: straight into the history at ts, or kept
+ * for the commit.
+ */
+typedef struct MzcCaptureSink
+{
+	MzcHistoryWriter *writer;	/* direct, or NULL */
+	MzcKept    *batch;			/* kept, or NULL */
+	mzc_ts		ts;
+} MzcCaptureSink;
+
+static void
+sink_add(MzcCaptureSink *sink, TupleTableSlot *row, int64 diff)
+{
+	if (sink->writer != NULL)
+		mzcoord_history_writer_add(sink->writer, row, sink->ts, diff);
+	else
+		keep_row(sink->batch, row, diff);
+}
+
+/* A TRUNCATE of rel retracts every row it has. */
+static void
+record_truncate(Relation rel, MzcCaptureSink *sink)
+{
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	TableScanDesc scan = table_beginscan(rel, snapshot, 0, NULL);
+
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		sink_add(sink, slot, -1);
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	UnregisterSnapshot(snapshot);
+}
+
+/* An INSERT, UPDATE or DELETE: its transition tables' rows. */
+static void
+record_transitions(TupleDesc desc, Tuplestorestate *oldt,
+				   Tuplestorestate *newt, MzcCaptureSink *sink)
+{
+	TupleTableSlot *oslot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	TupleTableSlot *nslot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	bool		more_old = false;
+	bool		more_new = false;
+
+	if (oldt)
+		rewind_transition(oldt);
+	if (newt)
+		rewind_transition(newt);
+
+	/*
+	 * For an UPDATE the two transition tables list the old and the new
+	 * version of each row in the same order: a pair that is byte for byte the
+	 * same needs no update.  (Dropping any identical pair is sound whatever
+	 * the pairing: its two updates cancel.)
+	 */
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		more_old = oldt && tuplestore_gettupleslot(oldt, true, false, oslot);
+		more_new = newt && tuplestore_gettupleslot(newt, true, false, nslot);
+		if (!more_old && !more_new)
+			break;
+		if (more_old && more_new && same_row(oslot, nslot))
+			continue;
+		if (more_old)
+			sink_add(sink, oslot, -1);
+		if (more_new)
+			sink_add(sink, nslot, 1);
+	}
+	ExecDropSingleTupleTableSlot(oslot);
+	ExecDropSingleTupleTableSlot(nslot);
+}
+
+/*
+ * Record one statement's updates of h's relation straight into its history
+ * at w: see the file header.
  */
 static void
 record_statement(const MzcHistory *h, Relation rel, bool truncating,
 				 Tuplestorestate *oldt, Tuplestorestate *newt, mzc_ts w,
 				 bool bulk)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
 	MzcHistoryWriter writer;
+	MzcCaptureSink sink = {&writer, NULL, w};
 
 	mzcoord_history_writer_begin(&writer, h, bulk);
-
 	if (truncating)
-	{
-		Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
-		TupleTableSlot *slot = table_slot_create(rel, NULL);
-		TableScanDesc scan = table_beginscan(rel, snapshot, 0, NULL);
-
-		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-		{
-			CHECK_FOR_INTERRUPTS();
-			mzcoord_history_writer_add(&writer, slot, w, -1);
-		}
-		table_endscan(scan);
-		ExecDropSingleTupleTableSlot(slot);
-		UnregisterSnapshot(snapshot);
-	}
+		record_truncate(rel, &sink);
 	else
-	{
-		TupleTableSlot *oslot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
-		TupleTableSlot *nslot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
-		bool		more_old = false;
-		bool		more_new = false;
-
-		if (oldt)
-			rewind_transition(oldt);
-		if (newt)
-			rewind_transition(newt);
-
-		/*
-		 * For an UPDATE the two transition tables list the old and the new
-		 * version of each row in the same order: a pair that is byte for byte
-		 * the same needs no update.  (Dropping any identical pair is sound
-		 * whatever the pairing: its two updates cancel.)
-		 */
-		for (;;)
-		{
-			CHECK_FOR_INTERRUPTS();
-			more_old = oldt && tuplestore_gettupleslot(oldt, true, false, oslot);
-			more_new = newt && tuplestore_gettupleslot(newt, true, false, nslot);
-			if (!more_old && !more_new)
-				break;
-			if (more_old && more_new && same_row(oslot, nslot))
-				continue;
-			if (more_old)
-				mzcoord_history_writer_add(&writer, oslot, w, -1);
-			if (more_new)
-				mzcoord_history_writer_add(&writer, nslot, w, 1);
-		}
-		ExecDropSingleTupleTableSlot(oslot);
-		ExecDropSingleTupleTableSlot(nslot);
-	}
-
+		record_transitions(RelationGetDescr(rel), oldt, newt, &sink);
 	mzcoord_history_writer_end(&writer);
+}
+
+/* Keep one statement's updates of h's relation for the commit. */
+static void
+keep_statement(const MzcHistory *h, Relation rel, Tuplestorestate *oldt,
+			   Tuplestorestate *newt)
+{
+	MzcCaptureSink sink = {NULL, kept_batch(h, RelationGetDescr(rel)), 0};
+
+	record_transitions(RelationGetDescr(rel), oldt, newt, &sink);
 }
 
 /*
@@ -435,6 +721,12 @@ mzcoord_capture(PG_FUNCTION_ARGS)
 
 	mzcoord_prepare_write(h, truncating, fcinfo->flinfo->fn_oid);
 	w = mzcoord_write_ts();
+	if (!truncating && may_keep(nold + nnew))
+	{
+		keep_statement(h, rel, oldt, newt);
+		note_written(h, w, false);
+		return PointerGetDatum(NULL);
+	}
 	bulk = truncating || nold + nnew > MZC_BULK_ROWS;
 	if (bulk)
 		mzcoord_oracle_bulk(true);

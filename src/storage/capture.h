@@ -19,5 +19,6 @@
 extern void mzcoord_prepare_write(const MzcHistory *h, bool truncating,
 								  Oid fn_oid);
 extern void mzcoord_note_history_written(const MzcHistory *h, mzc_ts ts);
+extern void mzcoord_capture_flush(Oid histid);
 
 #endif							/* MZCOORD_CAPTURE_H */

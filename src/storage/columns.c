@@ -266,6 +266,8 @@ follow_columns(Oid relid)
 
 	if (!mzcoord_storage_row(relid, &gid, &kind, &histid))
 		return;
+	/* Rows kept for the commit have the history's present shape. */
+	mzcoord_capture_flush(histid);
 	rel = relation_open(relid, AccessShareLock);
 	hrel = relation_open(histid, AccessExclusiveLock);
 	owner = hrel->rd_rel->relowner;

@@ -397,6 +397,10 @@ mzcoord_history_writer_begin(MzcHistoryWriter *w, const MzcHistory *h, bool bulk
 	memset(w, 0, sizeof(*w));
 	w->hist = h;
 	w->rel = table_open(h->histid, RowExclusiveLock);
+	if (RelationGetDescr(w->rel)->natts != h->hist_natts)
+		elog(ERROR, "history \"%s\" has %d columns, its writer expects %d",
+			 RelationGetRelationName(w->rel), RelationGetDescr(w->rel)->natts,
+			 h->hist_natts);
 	w->estate = CreateExecutorState();
 	w->rri = makeNode(ResultRelInfo);
 	InitResultRelInfo(w->rri, w->rel, 1, NULL, 0);

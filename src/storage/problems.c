@@ -52,6 +52,7 @@
 
 #include "columns.h"
 #include "controller.h"
+#include "capture.h"
 #include "history.h"
 #include "ids.h"
 #include "oracle.h"
@@ -103,12 +104,16 @@ check_contents(ProblemSink *sink, StorageCheckRow *r, Relation rel,
 			   MzcHistory *h)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
-	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	Snapshot	snapshot;
 	MzcReconcile st;
 	int64		negative;
 	int64		upto = PG_INT64_MAX;
 	int64		missing = 0;
 	int64		extra = 0;
+
+	/* This transaction's rows kept for its commit are in the relation. */
+	mzcoord_capture_flush(h->histid);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
 
 	/* A fed relation (source, materialized view) shows the contents before its upper. */
 	if (mzcoord_kind_is_fed(r->kind))
