@@ -29,6 +29,7 @@
 #include "extension.h"
 #include "lease.h"
 #include "oracle.h"
+#include "readscan.h"
 #include "settings.h"
 #include "shmem.h"
 #include "stage.h"
@@ -120,4 +121,5 @@ _PG_init(void)
 
 	mzcoord_register_launcher();
 	mzcoord_stage_init();
+	mzcoord_readscan_init();
 }

@@ -30,6 +30,10 @@
  * they replaced.  (A table registered in this transaction cannot be read
  * yet at all.)
  *
+ * In a FROM clause read_at runs as the read_at scan (readscan.c), which
+ * takes the rows one at a time from a read stream below: the relation's as
+ * the heap scan finds them, a history's contents gathered first.
+ *
  * read_at takes a transaction hold at t unless the transaction holds the
  * relation at t or earlier, or an active lease of the user does (then the
  * since is checked again once the snapshot is taken; see
@@ -63,6 +67,7 @@
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/tuplestore.h"
 
 #include "acquire.h"
 #include "controller.h"
@@ -255,11 +260,13 @@ mzcoord_history_quiet_after(const MzcHistory *h, Snapshot snapshot,
  * ----------------------------------------------------------------
  */
 
-/* The relation whose row type is the type of argument argno. */
+/*
+ * The relation whose row type is typid: a plain table (a table, source or
+ * materialized view); otherwise 42809 naming func.
+ */
 Oid
-mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno, const char *func)
+mzcoord_rowtype_relation_of(Oid typid, const char *func)
 {
-	Oid			typid = get_fn_expr_argtype(fcinfo->flinfo, argno);
 	Oid			relid = OidIsValid(typid) ? get_typ_typrelid(typid) : InvalidOid;
 
 	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION)
@@ -269,6 +276,14 @@ mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno, const char *func)
 						func, OidIsValid(typid) ? format_type_be(typid) : "unknown"),
 				 errhint("Pass a null of the relation's row type, for example NULL::my_table.")));
 	return relid;
+}
+
+/* The relation whose row type is the type of argument argno. */
+Oid
+mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno, const char *func)
+{
+	return mzcoord_rowtype_relation_of(get_fn_expr_argtype(fcinfo->flinfo, argno),
+									   func);
 }
 
 typedef struct ReadAtState
@@ -330,23 +345,29 @@ read_relation_rows(Relation rel, Snapshot snapshot, ReadAtState *st)
 }
 
 /*
- * mzcoord.read_at(rel anyelement, at bigint) RETURNS SETOF anyelement
+ * What a read of a relation at a time has prepared: the relation (locked),
+ * its history, and the snapshot it reads with.
  */
-Datum
-mzcoord_read_at(PG_FUNCTION_ARGS)
+typedef struct MzcReadPrep
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Oid			relid = mzcoord_rowtype_relation(fcinfo, 0, "read_at");
-	int64		at;
 	Relation	rel;
 	MzcHistory *h;
-	AclResult	acl;
-	Snapshot	snapshot;
-	bool		leased;
-	ReadAtState st;
-	int64		negative;
+	Snapshot	snapshot;		/* registered */
+	int64		at;
+} MzcReadPrep;
 
-	at = mzcoord_timestamp_arg(fcinfo, 1, "the timestamp to read at");
+/*
+ * Everything a read of relid at `at` does before it reads: the privilege
+ * of a SELECT, a hold at `at`, the wait until `at` is complete, and only
+ * then the snapshot (see the file header).  fn_oid: the SQL function
+ * reading, for the controller's readiness check.
+ */
+static void
+read_prepare(MzcReadPrep *p, Oid relid, int64 at, Oid fn_oid)
+{
+	Relation	rel;
+	AclResult	acl;
+	bool		leased;
 
 	/* Before anything is locked: see mzcoord_extension_guard(). */
 	mzcoord_extension_guard();
@@ -362,49 +383,179 @@ mzcoord_read_at(PG_FUNCTION_ARGS)
 				 errmsg("cannot read the history of \"%s\" under row-level security",
 						RelationGetRelationName(rel)),
 				 errdetail("The history does not apply the row security policies of the table.")));
-	h = mzcoord_history_lookup(relid, false);
+	p->rel = rel;
+	p->h = mzcoord_history_lookup(relid, false);
+	p->at = at;
 
 	/* Hold, wait until complete, and only then take the snapshot. */
-	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	mzcoord_ctl_require_ready_fn(fn_oid);
 	mzcoord_ctl_check_reachable(relid, at);
 	leased = mzcoord_ctl_hold_for_read(relid, at);
 	mzcoord_ctl_wait_complete(relid, at);
-
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	st.store = rsinfo->setResult;
-	st.desc = rsinfo->setDesc;
-	if (st.desc->natts != RelationGetDescr(rel)->natts)
-		elog(ERROR, "read_at: the row type of \"%s\" does not match its relation",
-			 RelationGetRelationName(rel));
 
 	/*
 	 * Leave out this transaction's own updates: they are not committed at
 	 * any time yet (its writes get their timestamp at commit, after every
 	 * time it can read at here).
 	 */
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	snapshot->curcid = FirstCommandId;
+	p->snapshot = RegisterSnapshot(GetLatestSnapshot());
+	p->snapshot->curcid = FirstCommandId;
 	/* Held by a lease, which may have gone meanwhile: see acquire.c. */
 	if (leased)
 		mzcoord_ctl_check_read(relid, at);
 	/* A view in error at `at` has no contents there: its error instead. */
-	mzcoord_view_error_check(rel, h->gid, snapshot, at, at);
-	negative = 0;
-	if (read_relation_itself(rel, h, snapshot, at))
-		read_relation_rows(rel, snapshot, &st);
-	else
-		mzcoord_history_contents(h, RelationGetDescr(rel), snapshot, at,
-								 read_at_emit, &st, &negative);
-	UnregisterSnapshot(snapshot);
+	mzcoord_view_error_check(rel, p->h->gid, p->snapshot, at, at);
+}
 
+/* Put the contents of p's history at its time into st. */
+static void
+read_history_rows(MzcReadPrep *p, ReadAtState *st)
+{
+	int64		negative = 0;
+
+	mzcoord_history_contents(p->h, RelationGetDescr(p->rel), p->snapshot,
+							 p->at, read_at_emit, st, &negative);
 	if (negative > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("history of \"%s\" retracts rows it does not have at timestamp " INT64_FORMAT,
-						RelationGetRelationName(rel), at),
+						RelationGetRelationName(p->rel), p->at),
 				 errdetail("%lld retractions have no matching row.",
 						   (long long) negative)));
+}
 
-	table_close(rel, NoLock);
+static void
+read_finish(MzcReadPrep *p)
+{
+	UnregisterSnapshot(p->snapshot);
+	table_close(p->rel, NoLock);
+}
+
+/*
+ * mzcoord.read_at(rel anyelement, at bigint) RETURNS SETOF anyelement, when
+ * the executor calls it as a function (in a FROM clause the read_at scan
+ * streams it instead, see readscan.c).
+ */
+Datum
+mzcoord_read_at(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			relid = mzcoord_rowtype_relation(fcinfo, 0, "read_at");
+	int64		at = mzcoord_timestamp_arg(fcinfo, 1, "the timestamp to read at");
+	MzcReadPrep p;
+	ReadAtState st;
+
+	read_prepare(&p, relid, at, fcinfo->flinfo->fn_oid);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	st.store = rsinfo->setResult;
+	st.desc = rsinfo->setDesc;
+	if (st.desc->natts != RelationGetDescr(p.rel)->natts)
+		elog(ERROR, "read_at: the row type of \"%s\" does not match its relation",
+			 RelationGetRelationName(p.rel));
+	if (read_relation_itself(p.rel, p.h, p.snapshot, at))
+		read_relation_rows(p.rel, p.snapshot, &st);
+	else
+		read_history_rows(&p, &st);
+	read_finish(&p);
 	return (Datum) 0;
+}
+
+/* ----------------------------------------------------------------
+ * A streaming read (the read_at scan, readscan.c)
+ * ----------------------------------------------------------------
+ */
+
+struct MzcReadStream
+{
+	MzcReadPrep prep;
+	/* Reading the relation itself: */
+	TableScanDesc scan;
+	TupleTableSlot *tslot;
+	/* Reading the history: its contents, gathered first. */
+	Tuplestorestate *store;
+	TupleTableSlot *mslot;
+};
+
+/*
+ * Start a read of relid at `at` whose rows mzcoord_read_stream_next
+ * returns one at a time: the relation itself is scanned as the rows are
+ * asked for; a history's contents are gathered first (in work_mem, then on
+ * disk), as read_at's.
+ */
+MzcReadStream *
+mzcoord_read_stream_begin(Oid relid, int64 at, Oid fn_oid)
+{
+	MzcReadStream *rs = palloc0(sizeof(MzcReadStream));
+	TupleDesc	desc;
+
+	if (at < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timestamp must not be negative: " INT64_FORMAT, at)));
+	read_prepare(&rs->prep, relid, at, fn_oid);
+	desc = RelationGetDescr(rs->prep.rel);
+	if (read_relation_itself(rs->prep.rel, rs->prep.h, rs->prep.snapshot, at))
+	{
+		rs->tslot = table_slot_create(rs->prep.rel, NULL);
+		rs->scan = table_beginscan(rs->prep.rel, rs->prep.snapshot, 0, NULL);
+	}
+	else
+	{
+		ReadAtState st;
+
+		st.store = tuplestore_begin_heap(false, false, work_mem);
+		st.desc = desc;
+		read_history_rows(&rs->prep, &st);
+		rs->store = st.store;
+		rs->mslot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	}
+	return rs;
+}
+
+/*
+ * The next row into out (a virtual slot of the relation's row type; its
+ * values stay valid until the next call); false at the end.  Dropped
+ * columns are null.
+ */
+bool
+mzcoord_read_stream_next(MzcReadStream *rs, TupleTableSlot *out)
+{
+	TupleTableSlot *src = rs->scan ? rs->tslot : rs->mslot;
+	TupleDesc	desc = RelationGetDescr(rs->prep.rel);
+
+	CHECK_FOR_INTERRUPTS();
+	ExecClearTuple(out);
+	if (rs->scan)
+	{
+		if (!table_scan_getnextslot(rs->scan, ForwardScanDirection, src))
+			return false;
+	}
+	else if (!tuplestore_gettupleslot(rs->store, true, false, src))
+		return false;
+	slot_getallattrs(src);
+	for (int i = 0; i < out->tts_tupleDescriptor->natts; i++)
+	{
+		out->tts_values[i] = src->tts_values[i];
+		out->tts_isnull[i] = src->tts_isnull[i] ||
+			TupleDescAttr(desc, i)->attisdropped;
+	}
+	ExecStoreVirtualTuple(out);
+	return true;
+}
+
+void
+mzcoord_read_stream_end(MzcReadStream *rs)
+{
+	if (rs->scan)
+	{
+		table_endscan(rs->scan);
+		ExecDropSingleTupleTableSlot(rs->tslot);
+	}
+	if (rs->store)
+	{
+		tuplestore_end(rs->store);
+		ExecDropSingleTupleTableSlot(rs->mslot);
+	}
+	read_finish(&rs->prep);
+	pfree(rs);
 }

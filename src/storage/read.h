@@ -32,5 +32,14 @@ extern bool mzcoord_history_quiet_after(const MzcHistory *h,
 										Snapshot snapshot, int64 after);
 extern Oid	mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno,
 									 const char *func);
+extern Oid	mzcoord_rowtype_relation_of(Oid typid, const char *func);
+
+/* A read at a time whose rows are taken one at a time (readscan.c). */
+typedef struct MzcReadStream MzcReadStream;
+
+extern MzcReadStream *mzcoord_read_stream_begin(Oid relid, int64 at,
+												Oid fn_oid);
+extern bool mzcoord_read_stream_next(MzcReadStream *rs, TupleTableSlot *out);
+extern void mzcoord_read_stream_end(MzcReadStream *rs);
 
 #endif							/* MZCOORD_READ_H */
