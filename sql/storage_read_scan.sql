@@ -89,6 +89,8 @@ SELECT count(*) FROM mzcoord.read_at(NULL::t, (SELECT max(ts) FROM marks));
 -- LATERAL; the same rows either way.
 EXPLAIN (COSTS OFF) SELECT * FROM mzcoord.read_at(NULL::t, 1) WITH ORDINALITY;
 EXPLAIN (COSTS OFF) SELECT r FROM mzcoord.read_at(NULL::t, 1) r;
+EXPLAIN (COSTS OFF) SELECT r.a FROM mzcoord.read_at(NULL::t, 1) r WHERE r::text = '(1,x)';
+SELECT count(*) FROM mzcoord.read_at(NULL::t, at('changed')) r WHERE r::text = '(99,"after the drop")';
 EXPLAIN (COSTS OFF) SELECT * FROM marks m, LATERAL mzcoord.read_at(NULL::t, m.ts) r;
 SELECT count(*) FROM mzcoord.read_at(NULL::t, at('changed')) WITH ORDINALITY;
 SELECT m.name, count(*) FROM marks m, LATERAL mzcoord.read_at(NULL::t, m.ts) r

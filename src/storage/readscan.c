@@ -32,6 +32,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/sysattr.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
@@ -127,6 +128,26 @@ is_read_at(Oid funcid)
 	return found;
 }
 
+/*
+ * Does the query use rel's whole row, above the scan or in its own
+ * conditions (which attr_needed does not list)?
+ */
+static bool
+uses_whole_row(RelOptInfo *rel)
+{
+	Bitmapset  *attrs = NULL;
+	ListCell   *lc;
+
+	if (!bms_is_empty(rel->attr_needed[InvalidAttrNumber - rel->min_attr]))
+		return true;
+	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
+	foreach(lc, rel->baserestrictinfo)
+		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause,
+					   rel->relid, &attrs);
+	return bms_is_member(InvalidAttrNumber - FirstLowInvalidHeapAttributeNumber,
+						 attrs);
+}
+
 /* The read_at call that rel (a function in FROM) is, if the scan can take it. */
 static FuncExpr *
 read_at_call(RelOptInfo *rel, RangeTblEntry *rte)
@@ -139,8 +160,7 @@ read_at_call(RelOptInfo *rel, RangeTblEntry *rte)
 		list_length(rte->functions) != 1)
 		return NULL;
 	/* LATERAL references, or the whole row wanted: leave it as it is. */
-	if (!bms_is_empty(rel->lateral_relids) ||
-		!bms_is_empty(rel->attr_needed[InvalidAttrNumber - rel->min_attr]))
+	if (!bms_is_empty(rel->lateral_relids) || uses_whole_row(rel))
 		return NULL;
 	rtfunc = linitial(rte->functions);
 	if (!IsA(rtfunc->funcexpr, FuncExpr))
