@@ -217,7 +217,13 @@ typedef struct MzcController
 	int64		bootstrap_us;	/* duration of the last bootstrap */
 	char		bootstrap_error[MZC_ERROR_LEN];
 
-	/* The pure core's accounting, placed here. */
+	/*
+	 * The pure core's accounting, placed here.  colls.high (one past the
+	 * highest slot ever taken) only grows, under the exclusive lock; walks
+	 * over every collection stop there instead of at capacity, so a fresh
+	 * backend does not touch the shared memory of slots never used.  Read
+	 * without the lock only to size a copy.
+	 */
 	mzc_count_pool pool;
 	mzc_collections colls;
 } MzcController;

@@ -65,7 +65,9 @@ typedef struct MzcCollCopy
 static MzcCollCopy *
 copy_collections(int *n)
 {
-	MzcCollCopy *out = palloc(sizeof(MzcCollCopy) * mzcoord_ctl->capacity);
+	/* Slots taken after this read are left out, as if created later. */
+	int32		room = mzcoord_ctl->colls.high;
+	MzcCollCopy *out = palloc(sizeof(MzcCollCopy) * Max(room, 1));
 	int			k = 0;
 	mzc_ts		table_upper;
 
@@ -77,7 +79,7 @@ copy_collections(int *n)
 	(void) mzcoord_oracle_read_ts();
 	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
 	table_upper = mzcoord_table_upper();
-	for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+	for (int32 s = 0; s < Min(room, mzcoord_ctl->colls.high); s++)
 	{
 		if (mzcoord_ctl_slots[s].state == MZC_COLL_FREE || mzcoord_ctl_slots[s].state == MZC_COLL_GONE)
 			continue;
@@ -177,7 +179,7 @@ copy_holds_locked(MzcHoldCopy *hs)
 		hs[n].implied = mzcoord_ctl_slot_implied(h->slot, table_upper);
 		n++;
 	}
-	for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+	for (int32 s = 0; s < mzcoord_ctl->colls.high; s++)
 	{
 		mzc_collection *c = &mzcoord_ctl_slots[s];
 
@@ -332,7 +334,7 @@ add_problem(MzcProblems *p, const char *check, const char *object,
 static void
 validate_slots_locked(MzcProblems *p, mzc_ts table_upper)
 {
-	for (int32 s = 0; s < mzcoord_ctl->capacity && p->n < p->max; s++)
+	for (int32 s = 0; s < mzcoord_ctl->colls.high && p->n < p->max; s++)
 	{
 		mzc_frontier since;
 		mzc_frontier upper;

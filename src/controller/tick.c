@@ -701,7 +701,7 @@ revisit_all_once_locked(void)
 	if (revisits_loaded)
 		return;
 	revisits_loaded = true;
-	for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+	for (int32 s = 0; s < mzcoord_ctl->colls.high; s++)
 		if (mzcoord_ctl_slots[s].state == MZC_COLL_ACTIVE)
 			mzcoord_ctl_mark_recheck(s);
 }
@@ -1046,7 +1046,7 @@ collect_changed_locked(MzcPersistRow *rows, const int32 *visit, int nvisit,
 
 	if (resync)
 	{
-		for (int32 s = 0; s < mzcoord_ctl->capacity; s++)
+		for (int32 s = 0; s < mzcoord_ctl->colls.high; s++)
 			if (mzcoord_ctl_slots[s].state != MZC_COLL_FREE)
 				nrows += collect_slot_locked(s, &rows[nrows], table_upper,
 											 holds, now);

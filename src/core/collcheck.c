@@ -211,8 +211,14 @@ mzc_colls_validate(const mzc_collections *set, mzc_error *err)
 	if ((st = validate_free_list(set, err)) != MZC_OK)
 		return st;
 	for (i = 0; i < set->capacity; i++)
+	{
+		if (i >= set->high && set->slots[i].state != MZC_COLL_FREE)
+			return mzc_fail(err, MZC_ERR_STATE,
+							"slot %d is in use beyond the high-water mark %d",
+							(int) i, (int) set->high);
 		if ((st = validate_slot(set, i, &tot, err)) != MZC_OK)
 			return st;
+	}
 	if (tot.edges != tot.dependents)
 		return mzc_fail(err, MZC_ERR_STATE,
 						"%lld dependency edges but %lld dependents recorded",

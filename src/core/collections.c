@@ -42,6 +42,7 @@ mzc_colls_init(mzc_collections *set, mzc_collection *slots, int32_t capacity,
 	set->dirty_tail = MZC_NIL;
 	set->pending_head = MZC_NIL;
 	set->free_head = MZC_NIL;
+	set->high = 0;
 	for (i = capacity - 1; i >= 0; i--)
 	{
 		memset(&slots[i], 0, sizeof(slots[i]));
@@ -596,6 +597,8 @@ install_collection(mzc_collections *set, const mzc_coll_create_args *args,
 
 	set->free_head = c->free_next;
 	set->nfree--;
+	if (slot >= set->high)
+		set->high = slot + 1;
 
 	c->state = MZC_COLL_ACTIVE;
 	c->is_table = args->is_table;

@@ -104,6 +104,9 @@ typedef struct mzc_collections
 	mzc_count_pool *pool;		/* shared by all collections */
 	int32_t		free_head;
 	int32_t		nfree;			/* FREE slots */
+	int32_t		high;			/* one past the highest slot ever taken: every
+								 * slot from here on is FREE, so a walk over
+								 * all collections stops here */
 	uint64_t	seq;			/* last changed_seq handed out */
 	uint64_t	next_birth;
 	int32_t		dirty_head;
