@@ -121,6 +121,21 @@ SET ROLE rs_reader;
 SELECT count(*) FROM mzcoord.read_at(NULL::rs.t, rs.at('changed'));
 RESET ROLE;
 
+-- A corrupt history (an insertion removed behind mzcoord's back): a read
+-- through it ends with read_at's error, by the scan as by the function.
+CREATE TABLE bad (k int);
+INSERT INTO bad SELECT g FROM generate_series(1, 10) g;
+SELECT mzcoord.create_table('bad', '1 hour') IS NOT NULL AS registered;
+DELETE FROM bad WHERE k = 5;
+INSERT INTO marks
+SELECT 'bad', mzcoord.select_timestamp(ARRAY['rs.bad'::regclass], 'strict serializable');
+INSERT INTO bad VALUES (11);
+SELECT history AS badhist FROM mzcoord.storage WHERE relation = 'rs.bad'::regclass \gset
+DELETE FROM :badhist WHERE c1 = 5 AND diff > 0;
+SELECT try($$SELECT count(*) FROM mzcoord.read_at(NULL::rs.bad, rs.at('bad'))$$);
+SELECT try($$SELECT count(*) FROM (SELECT mzcoord.read_at(NULL::rs.bad, rs.at('bad'))) x$$);
+DROP TABLE bad;
+
 SELECT * FROM mzcoord.check_consistency();
 DROP SCHEMA rs CASCADE;
 DROP ROLE rs_reader;

@@ -32,7 +32,8 @@
  *
  * In a FROM clause read_at runs as the read_at scan (readscan.c), which
  * takes the rows one at a time from a read stream below: the relation's as
- * the heap scan finds them, a history's contents gathered first.
+ * the heap scan finds them, a history's as step 2 finds them (after step 1
+ * has collected the retractions).
  *
  * read_at takes a transaction hold at t unless the transaction holds the
  * relation at t or earlier, or an active lease of the user does (then the
@@ -137,6 +138,133 @@ mzcoord_history_to_row(const MzcHistory *h, TupleTableSlot *hslot,
 }
 
 /*
+ * A read of a history's contents at a time, row by row (the two steps of
+ * the file header): begin collects the retractions, next returns each
+ * insertion still shown and how many times, end reports the retractions
+ * that found no row.
+ */
+typedef struct MzcHistoryCursor
+{
+	const MzcHistory *h;
+	TupleDesc	reldesc;
+	int64		upto;
+	Relation	hrel;
+	TupleTableSlot *hslot;		/* the history tuple */
+	TupleTableSlot *row;		/* it as a row of the relation */
+	MzcRowSet  *retracted;		/* NULL: no retraction at or before upto */
+	TableScanDesc scan;
+} MzcHistoryCursor;
+
+static void
+history_cursor_begin(MzcHistoryCursor *c, const MzcHistory *h,
+					 TupleDesc reldesc, Snapshot snapshot, int64 upto)
+{
+	Relation	idx;
+	IndexScanDesc iscan;
+	ScanKeyData key;
+	int64		ts;
+	int64		diff;
+
+	if (reldesc->natts != h->natts)
+		elog(ERROR, "relation of %d columns read with a history mapping of %d",
+			 reldesc->natts, h->natts);
+	c->h = h;
+	c->reldesc = reldesc;
+	c->upto = upto;
+	c->hrel = table_open(h->histid, AccessShareLock);
+	c->hslot = table_slot_create(c->hrel, NULL);
+	c->row = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
+	c->retracted = NULL;
+
+	/* 1. Retractions at or before upto. */
+	idx = index_open(mzcoord_history_index(h, "retractions"), AccessShareLock);
+	ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE,
+				Int64GetDatum(upto));
+	iscan = index_beginscan(c->hrel, idx, snapshot, 1, 0);
+	index_rescan(iscan, &key, 1, NULL, 0);
+	while (index_getnext_slot(iscan, ForwardScanDirection, c->hslot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		mzcoord_history_to_row(h, c->hslot, c->row, &ts, &diff);
+		if (diff >= 0 || ts > upto)
+			continue;
+		if (c->retracted == NULL)
+			c->retracted = mzcoord_rowset_create(reldesc, CurrentMemoryContext);
+		(void) mzcoord_rowset_add(c->retracted, c->row->tts_values,
+								  c->row->tts_isnull,
+								  mzcoord_row_hash(reldesc, c->row->tts_values,
+												   c->row->tts_isnull),
+								  -diff);
+	}
+	index_endscan(iscan);
+	index_close(idx, AccessShareLock);
+
+	/* 2 starts: one scan of the history. */
+	c->scan = table_beginscan(c->hrel, snapshot, 0, NULL);
+}
+
+/*
+ * The next insertion at or before upto, less what the retractions cancel,
+ * in c->row (valid until the next call), shown *n > 0 times; false at the
+ * end.
+ */
+static bool
+history_cursor_next(MzcHistoryCursor *c, int64 *n)
+{
+	int64		ts;
+	int64		diff;
+
+	while (table_scan_getnextslot(c->scan, ForwardScanDirection, c->hslot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		mzcoord_history_to_row(c->h, c->hslot, c->row, &ts, &diff);
+		if (diff <= 0 || ts > c->upto)
+			continue;
+		if (c->retracted != NULL)
+		{
+			MzcRowEntry *e;
+
+			e = mzcoord_rowset_find(c->retracted, c->row->tts_values,
+									c->row->tts_isnull,
+									mzcoord_row_hash(c->reldesc, c->row->tts_values,
+													 c->row->tts_isnull));
+			if (e != NULL && e->count > 0)
+			{
+				int64		m = Min(diff, e->count);
+
+				e->count -= m;
+				diff -= m;
+			}
+		}
+		if (diff > 0)
+		{
+			*n = diff;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* End the read; returns how many retractions found no row (0 if sound). */
+static int64
+history_cursor_end(MzcHistoryCursor *c)
+{
+	int64		negative = 0;
+
+	table_endscan(c->scan);
+	if (c->retracted != NULL)
+	{
+		for (MzcRowEntry *e = c->retracted->first; e != NULL; e = e->link)
+			negative += e->count;
+		mzcoord_rowset_destroy(c->retracted);
+	}
+	ExecDropSingleTupleTableSlot(c->row);
+	ExecDropSingleTupleTableSlot(c->hslot);
+	table_close(c->hrel, AccessShareLock);
+	return negative;
+}
+
+/*
  * Emit the contents of h's history at `upto` with the given snapshot:
  * emit(arg, row, n) for rows shown n > 0 times (a row may be emitted more
  * than once).  reldesc is the relation's descriptor.  *negative receives
@@ -148,81 +276,13 @@ mzcoord_history_contents(const MzcHistory *h, TupleDesc reldesc,
 						 MzcHistoryRowCallback emit, void *arg,
 						 int64 *negative)
 {
-	Relation	hrel = table_open(h->histid, AccessShareLock);
-	Relation	idx = index_open(mzcoord_history_index(h, "retractions"),
-								 AccessShareLock);
-	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
-	TupleTableSlot *row = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
-	MzcRowSet  *retracted = NULL;
-	IndexScanDesc iscan;
-	TableScanDesc scan;
-	ScanKeyData key;
-	int64		ts;
-	int64		diff;
+	MzcHistoryCursor c;
+	int64		n;
 
-	*negative = 0;
-	if (reldesc->natts != h->natts)
-		elog(ERROR, "relation of %d columns read with a history mapping of %d",
-			 reldesc->natts, h->natts);
-
-	/* 1. Retractions at or before upto. */
-	ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE,
-				Int64GetDatum(upto));
-	iscan = index_beginscan(hrel, idx, snapshot, 1, 0);
-	index_rescan(iscan, &key, 1, NULL, 0);
-	while (index_getnext_slot(iscan, ForwardScanDirection, hslot))
-	{
-		CHECK_FOR_INTERRUPTS();
-		mzcoord_history_to_row(h, hslot, row, &ts, &diff);
-		if (diff >= 0 || ts > upto)
-			continue;
-		if (retracted == NULL)
-			retracted = mzcoord_rowset_create(reldesc, CurrentMemoryContext);
-		(void) mzcoord_rowset_add(retracted, row->tts_values, row->tts_isnull,
-								  mzcoord_row_hash(reldesc, row->tts_values,
-												   row->tts_isnull),
-								  -diff);
-	}
-	index_endscan(iscan);
-	index_close(idx, AccessShareLock);
-
-	/* 2. Insertions at or before upto, less what the retractions cancel. */
-	scan = table_beginscan(hrel, snapshot, 0, NULL);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, hslot))
-	{
-		CHECK_FOR_INTERRUPTS();
-		mzcoord_history_to_row(h, hslot, row, &ts, &diff);
-		if (diff <= 0 || ts > upto)
-			continue;
-		if (retracted != NULL)
-		{
-			MzcRowEntry *e;
-
-			e = mzcoord_rowset_find(retracted, row->tts_values, row->tts_isnull,
-									mzcoord_row_hash(reldesc, row->tts_values,
-													 row->tts_isnull));
-			if (e != NULL && e->count > 0)
-			{
-				int64		m = Min(diff, e->count);
-
-				e->count -= m;
-				diff -= m;
-			}
-		}
-		if (diff > 0)
-			emit(arg, row, diff);
-	}
-	table_endscan(scan);
-
-	if (retracted != NULL)
-	{
-		for (MzcRowEntry *e = retracted->first; e != NULL; e = e->link)
-			*negative += e->count;
-		mzcoord_rowset_destroy(retracted);
-	}
-	ExecDropSingleTupleTableSlot(row);
-	ExecDropSingleTupleTableSlot(hslot);
-	table_close(hrel, AccessShareLock);
+	history_cursor_begin(&c, h, reldesc, snapshot, upto);
+	while (history_cursor_next(&c, &n))
+		emit(arg, c.row, n);
+	*negative = history_cursor_end(&c);
 }
 
 /*
@@ -407,6 +467,19 @@ read_prepare(MzcReadPrep *p, Oid relid, int64 at, Oid fn_oid)
 	mzcoord_view_error_check(rel, p->h->gid, p->snapshot, at, at);
 }
 
+/* A history whose retractions found no row to cancel is corrupt. */
+static void
+check_negative(MzcReadPrep *p, int64 negative)
+{
+	if (negative > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("history of \"%s\" retracts rows it does not have at timestamp " INT64_FORMAT,
+						RelationGetRelationName(p->rel), p->at),
+				 errdetail("%lld retractions have no matching row.",
+						   (long long) negative)));
+}
+
 /* Put the contents of p's history at its time into st. */
 static void
 read_history_rows(MzcReadPrep *p, ReadAtState *st)
@@ -415,13 +488,7 @@ read_history_rows(MzcReadPrep *p, ReadAtState *st)
 
 	mzcoord_history_contents(p->h, RelationGetDescr(p->rel), p->snapshot,
 							 p->at, read_at_emit, st, &negative);
-	if (negative > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("history of \"%s\" retracts rows it does not have at timestamp " INT64_FORMAT,
-						RelationGetRelationName(p->rel), p->at),
-				 errdetail("%lld retractions have no matching row.",
-						   (long long) negative)));
+	check_negative(p, negative);
 }
 
 static void
@@ -471,29 +538,27 @@ struct MzcReadStream
 	/* Reading the relation itself: */
 	TableScanDesc scan;
 	TupleTableSlot *tslot;
-	/* Reading the history: its contents, gathered first. */
-	Tuplestorestate *store;
-	TupleTableSlot *mslot;
+	/* Reading the history: */
+	MzcHistoryCursor *cursor;
+	int64		repeat;			/* times the cursor's row is still to be shown */
 };
 
 /*
  * Start a read of relid at `at` whose rows mzcoord_read_stream_next
  * returns one at a time: the relation itself is scanned as the rows are
- * asked for; a history's contents are gathered first (in work_mem, then on
- * disk), as read_at's.
+ * asked for; a history is read in its two steps, the retractions first,
+ * then the insertions as they are asked for.
  */
 MzcReadStream *
 mzcoord_read_stream_begin(Oid relid, int64 at, Oid fn_oid)
 {
 	MzcReadStream *rs = palloc0(sizeof(MzcReadStream));
-	TupleDesc	desc;
 
 	if (at < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("timestamp must not be negative: " INT64_FORMAT, at)));
 	read_prepare(&rs->prep, relid, at, fn_oid);
-	desc = RelationGetDescr(rs->prep.rel);
 	if (read_relation_itself(rs->prep.rel, rs->prep.h, rs->prep.snapshot, at))
 	{
 		rs->tslot = table_slot_create(rs->prep.rel, NULL);
@@ -501,15 +566,41 @@ mzcoord_read_stream_begin(Oid relid, int64 at, Oid fn_oid)
 	}
 	else
 	{
-		ReadAtState st;
-
-		st.store = tuplestore_begin_heap(false, false, work_mem);
-		st.desc = desc;
-		read_history_rows(&rs->prep, &st);
-		rs->store = st.store;
-		rs->mslot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+		rs->cursor = palloc(sizeof(MzcHistoryCursor));
+		history_cursor_begin(rs->cursor, rs->prep.h,
+							 RelationGetDescr(rs->prep.rel), rs->prep.snapshot,
+							 at);
 	}
 	return rs;
+}
+
+/* The next row in src (its values filled), or false at the end. */
+static TupleTableSlot *
+read_stream_fetch(MzcReadStream *rs)
+{
+	int64		n;
+
+	if (rs->scan)
+		return table_scan_getnextslot(rs->scan, ForwardScanDirection, rs->tslot) ?
+			rs->tslot : NULL;
+	if (rs->repeat > 0)
+	{
+		rs->repeat--;
+		return rs->cursor->row;
+	}
+	if (rs->cursor == NULL)
+		return NULL;
+	if (history_cursor_next(rs->cursor, &n))
+	{
+		rs->repeat = n - 1;
+		return rs->cursor->row;
+	}
+	/* The end: a corrupt history is an error, as read_at's. */
+	n = history_cursor_end(rs->cursor);
+	pfree(rs->cursor);
+	rs->cursor = NULL;
+	check_negative(&rs->prep, n);
+	return NULL;
 }
 
 /*
@@ -520,17 +611,13 @@ mzcoord_read_stream_begin(Oid relid, int64 at, Oid fn_oid)
 bool
 mzcoord_read_stream_next(MzcReadStream *rs, TupleTableSlot *out)
 {
-	TupleTableSlot *src = rs->scan ? rs->tslot : rs->mslot;
 	TupleDesc	desc = RelationGetDescr(rs->prep.rel);
+	TupleTableSlot *src;
 
 	CHECK_FOR_INTERRUPTS();
 	ExecClearTuple(out);
-	if (rs->scan)
-	{
-		if (!table_scan_getnextslot(rs->scan, ForwardScanDirection, src))
-			return false;
-	}
-	else if (!tuplestore_gettupleslot(rs->store, true, false, src))
+	src = read_stream_fetch(rs);
+	if (src == NULL)
 		return false;
 	slot_getallattrs(src);
 	for (int i = 0; i < out->tts_tupleDescriptor->natts; i++)
@@ -551,11 +638,8 @@ mzcoord_read_stream_end(MzcReadStream *rs)
 		table_endscan(rs->scan);
 		ExecDropSingleTupleTableSlot(rs->tslot);
 	}
-	if (rs->store)
-	{
-		tuplestore_end(rs->store);
-		ExecDropSingleTupleTableSlot(rs->mslot);
-	}
+	if (rs->cursor)
+		(void) history_cursor_end(rs->cursor);
 	read_finish(&rs->prep);
 	pfree(rs);
 }

@@ -11,8 +11,9 @@
  * `FROM mzcoord.read_at(NULL::t, ts)`: a custom scan that does what
  * read_at does (the same privilege checks, hold, wait and snapshot, in
  * mzcoord_read_stream_begin) when it is first asked for a row, and then
- * hands out the table's rows as the heap scan finds them.  A read that
- * must go through the history gathers its contents first, as read_at does.
+ * hands out the table's rows as the heap scan finds them; a read through
+ * the history collects its retractions first and then hands out the
+ * insertions they leave as its scan finds them.
  *
  * Only the plain form is taken over: one function, no WITH ORDINALITY, no
  * reference to another relation of the query (LATERAL), no correlated
