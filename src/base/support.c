@@ -67,13 +67,21 @@ mzcoord_text_array_elems(ArrayType *arr, const char *what,
 int64
 mzcoord_timestamp_arg(FunctionCallInfo fcinfo, int argno, const char *what)
 {
+	return mzcoord_timestamp_value(PG_GETARG_DATUM(argno), PG_ARGISNULL(argno),
+								   what);
+}
+
+/* A timestamp given as a bigint value: not null, not negative. */
+int64
+mzcoord_timestamp_value(Datum d, bool isnull, const char *what)
+{
 	int64		t;
 
-	if (PG_ARGISNULL(argno))
+	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not be null", what)));
-	t = PG_GETARG_INT64(argno);
+	t = DatumGetInt64(d);
 	if (t < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -52,5 +52,6 @@ extern void mzcoord_text_array_elems(ArrayType *arr, const char *what,
  */
 extern int64 mzcoord_timestamp_arg(FunctionCallInfo fcinfo, int argno,
 								   const char *what);
+extern int64 mzcoord_timestamp_value(Datum d, bool isnull, const char *what);
 
 #endif							/* MZCOORD_SUPPORT_H */

@@ -346,22 +346,6 @@ mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno, const char *func)
 									   func);
 }
 
-typedef struct ReadAtState
-{
-	Tuplestorestate *store;
-	TupleDesc	desc;
-} ReadAtState;
-
-static void
-read_at_emit(void *arg, TupleTableSlot *row, int64 n)
-{
-	ReadAtState *st = arg;
-
-	for (int64 i = 0; i < n; i++)
-		tuplestore_putvalues(st->store, st->desc, row->tts_values,
-							 row->tts_isnull);
-}
-
 /*
  * Whether read_at may read rel itself, in snapshot, for its contents at
  * `at`: a table whose history has no update after `at` in snapshot, which
@@ -380,28 +364,6 @@ read_relation_itself(Relation rel, const MzcHistory *h, Snapshot snapshot,
 		rel->rd_firstRelfilenodeSubid != InvalidSubTransactionId)
 		return false;
 	return mzcoord_history_quiet_after(h, snapshot, at);
-}
-
-/* Put every row of rel visible in snapshot into st (dropped columns null). */
-static void
-read_relation_rows(Relation rel, Snapshot snapshot, ReadAtState *st)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	TableScanDesc scan = table_beginscan(rel, snapshot, 0, NULL);
-	bool	   *isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
-
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-	{
-		CHECK_FOR_INTERRUPTS();
-		slot_getallattrs(slot);
-		for (int i = 0; i < desc->natts; i++)
-			isnull[i] = slot->tts_isnull[i] || TupleDescAttr(desc, i)->attisdropped;
-		tuplestore_putvalues(st->store, st->desc, slot->tts_values, isnull);
-	}
-	table_endscan(scan);
-	pfree(isnull);
-	ExecDropSingleTupleTableSlot(slot);
 }
 
 /*
@@ -480,17 +442,6 @@ check_negative(MzcReadPrep *p, int64 negative)
 						   (long long) negative)));
 }
 
-/* Put the contents of p's history at its time into st. */
-static void
-read_history_rows(MzcReadPrep *p, ReadAtState *st)
-{
-	int64		negative = 0;
-
-	mzcoord_history_contents(p->h, RelationGetDescr(p->rel), p->snapshot,
-							 p->at, read_at_emit, st, &negative);
-	check_negative(p, negative);
-}
-
 static void
 read_finish(MzcReadPrep *p)
 {
@@ -498,37 +449,8 @@ read_finish(MzcReadPrep *p)
 	table_close(p->rel, NoLock);
 }
 
-/*
- * mzcoord.read_at(rel anyelement, at bigint) RETURNS SETOF anyelement, when
- * the executor calls it as a function (in a FROM clause the read_at scan
- * streams it instead, see readscan.c).
- */
-Datum
-mzcoord_read_at(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Oid			relid = mzcoord_rowtype_relation(fcinfo, 0, "read_at");
-	int64		at = mzcoord_timestamp_arg(fcinfo, 1, "the timestamp to read at");
-	MzcReadPrep p;
-	ReadAtState st;
-
-	read_prepare(&p, relid, at, fcinfo->flinfo->fn_oid);
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	st.store = rsinfo->setResult;
-	st.desc = rsinfo->setDesc;
-	if (st.desc->natts != RelationGetDescr(p.rel)->natts)
-		elog(ERROR, "read_at: the row type of \"%s\" does not match its relation",
-			 RelationGetRelationName(p.rel));
-	if (read_relation_itself(p.rel, p.h, p.snapshot, at))
-		read_relation_rows(p.rel, p.snapshot, &st);
-	else
-		read_history_rows(&p, &st);
-	read_finish(&p);
-	return (Datum) 0;
-}
-
 /* ----------------------------------------------------------------
- * A streaming read (the read_at scan, readscan.c)
+ * Reading row by row: the read_at scan (readscan.c) and the function
  * ----------------------------------------------------------------
  */
 
@@ -547,17 +469,14 @@ struct MzcReadStream
  * Start a read of relid at `at` whose rows mzcoord_read_stream_next
  * returns one at a time: the relation itself is scanned as the rows are
  * asked for; a history is read in its two steps, the retractions first,
- * then the insertions as they are asked for.
+ * then the insertions as they are asked for.  at was checked by the caller
+ * (mzcoord_timestamp_value).
  */
 MzcReadStream *
 mzcoord_read_stream_begin(Oid relid, int64 at, Oid fn_oid)
 {
 	MzcReadStream *rs = palloc0(sizeof(MzcReadStream));
 
-	if (at < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("timestamp must not be negative: " INT64_FORMAT, at)));
 	read_prepare(&rs->prep, relid, at, fn_oid);
 	if (read_relation_itself(rs->prep.rel, rs->prep.h, rs->prep.snapshot, at))
 	{
@@ -642,4 +561,33 @@ mzcoord_read_stream_end(MzcReadStream *rs)
 		(void) history_cursor_end(rs->cursor);
 	read_finish(&rs->prep);
 	pfree(rs);
+}
+
+/*
+ * mzcoord.read_at(rel anyelement, at bigint) RETURNS SETOF anyelement, when
+ * the executor calls it as a function (in a FROM clause the read_at scan
+ * streams it instead, see readscan.c): the same read stream, its rows
+ * stored in the function's result.
+ */
+Datum
+mzcoord_read_at(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			relid = mzcoord_rowtype_relation(fcinfo, 0, "read_at");
+	int64		at = mzcoord_timestamp_arg(fcinfo, 1, MZC_READ_AT_WHAT);
+	MzcReadStream *rs;
+	TupleTableSlot *row;
+
+	rs = mzcoord_read_stream_begin(relid, at, fcinfo->flinfo->fn_oid);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	if (rsinfo->setDesc->natts != RelationGetDescr(rs->prep.rel)->natts)
+		elog(ERROR, "read_at: the row type of \"%s\" does not match its relation",
+			 RelationGetRelationName(rs->prep.rel));
+	row = MakeSingleTupleTableSlot(rsinfo->setDesc, &TTSOpsVirtual);
+	while (mzcoord_read_stream_next(rs, row))
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
+							 row->tts_values, row->tts_isnull);
+	ExecDropSingleTupleTableSlot(row);
+	mzcoord_read_stream_end(rs);
+	return (Datum) 0;
 }

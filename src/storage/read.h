@@ -34,6 +34,9 @@ extern Oid	mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno,
 									 const char *func);
 extern Oid	mzcoord_rowtype_relation_of(Oid typid, const char *func);
 
+/* How read_at names its timestamp argument in errors. */
+#define MZC_READ_AT_WHAT "the timestamp to read at"
+
 /* A read at a time whose rows are taken one at a time (readscan.c). */
 typedef struct MzcReadStream MzcReadStream;
 

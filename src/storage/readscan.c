@@ -60,6 +60,7 @@
 
 #include "read.h"
 #include "readscan.h"
+#include "support.h"
 
 /* The C symbol of mzcoord.read_at. */
 #define MZC_READ_AT_SYMBOL "mzcoord_read_at"
@@ -301,15 +302,12 @@ readscan_next(ScanState *ss)
 	{
 		ExprContext *econtext = ss->ps.ps_ExprContext;
 		bool		isnull;
-		Datum		at;
+		Datum		d;
+		int64		at;
 
-		at = ExecEvalExprSwitchContext(st->at, econtext, &isnull);
-		if (isnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("the timestamp to read at must not be null")));
-		st->stream = mzcoord_read_stream_begin(st->relid, DatumGetInt64(at),
-											   st->funcid);
+		d = ExecEvalExprSwitchContext(st->at, econtext, &isnull);
+		at = mzcoord_timestamp_value(d, isnull, MZC_READ_AT_WHAT);
+		st->stream = mzcoord_read_stream_begin(st->relid, at, st->funcid);
 	}
 	if (!mzcoord_read_stream_next(st->stream, slot))
 		return ExecClearTuple(slot);
