@@ -30,8 +30,9 @@
  * subtransactions: those captured in one that aborts are forgotten; those
  * written early in one that aborts are kept again.
  *
- * Write timestamps.  A transaction records its updates at a provisional
- * write timestamp W, taken from the oracle at its first write; its commit
+ * Write timestamps.  A transaction writes its direct updates (above) at a
+ * provisional write timestamp W, taken from the oracle at its first write
+ * (kept updates need no time until pre-commit); its commit
  * timestamp C is fixed at pre-commit (oracle.c).  C is W unless someone has
  * read at W meanwhile (a strict serializable read after a later commit, the
  * tick closing time up to the clock) or the transaction saw writes that
@@ -39,12 +40,12 @@
  * snapshot) or a write to a table registered after W may retract rows
  * inserted after W, and the retraction must not come before the insertion.
  * Such statements tell the oracle what they saw (mzcoord_oracle_observe);
- * then at pre-commit the transaction moves its own updates, and only those
- * (their xmin is one of its transaction ids), from W to C.  Several
+ * then at pre-commit the transaction moves its own direct updates, and only
+ * those (their xmin is one of its transaction ids), from W to C.  Several
  * transactions may share one timestamp, so a move selects rows by
- * transaction, never by timestamp alone.  A short transaction almost always
- * commits at W and moves nothing; a long or idle one pays for its own move
- * and delays nobody.  A transaction whose commit timestamp the catalog fixed
+ * transaction, never by timestamp alone.  A transaction of small statements
+ * moves nothing; one that wrote directly and stayed open pays for its own
+ * move and delays nobody.  A transaction whose commit timestamp the catalog fixed
  * early (a table registered in it) cannot move; if it then sees later writes
  * it fails with a serialization failure (SQLSTATE 40001), to be retried.
  *
