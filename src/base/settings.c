@@ -31,6 +31,7 @@ bool		mzcoord_auto_compact = true;
 bool		mzcoord_read_only = false;
 bool		mzcoord_incremental = true;
 char	   *mzcoord_failpoint = NULL;
+int			mzcoord_clock_offset = 0;
 int			mzcoord_ready_timeout = 10000;
 int			mzcoord_max_future = 366 * 24 * 60;
 int			mzcoord_max_holds_per_backend = -1;
@@ -248,6 +249,22 @@ define_mode_settings(void)
 							   PGC_SUSET,
 							   GUC_NOT_IN_SAMPLE,
 							   NULL, NULL, NULL);
+
+	/*
+	 * Test-only: puts this session's clock ahead, so that a test can run
+	 * the timeline ahead of the wall clock (its writes then commit, and its
+	 * strict reads close the timeline, up to that far ahead) and show that
+	 * the durable ceiling carries such times across a crash or a failover.
+	 */
+	DefineCustomIntVariable("mzcoord.clock_offset",
+							"Test only: moves this session's clock ahead by this much.",
+							"Its writes and strict serializable reads then put the "
+							"shared timeline that far ahead of the wall clock.",
+							&mzcoord_clock_offset,
+							0, 0, 24 * 60 * 60 * 1000,
+							PGC_SUSET,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
 
 }
 

@@ -29,6 +29,7 @@ extern bool mzcoord_auto_compact;
 extern bool mzcoord_read_only;
 extern bool mzcoord_incremental;
 extern char *mzcoord_failpoint;
+extern int	mzcoord_clock_offset;
 extern int	mzcoord_max_leases;
 extern int	mzcoord_max_lease_ttl;
 

@@ -119,6 +119,7 @@ _PG_init(void)
 	shmem_startup_hook = mzc_shmem_startup_hook;
 	mzcoord_install_drop_hook();
 
+	mzcoord_oracle_register_wal();
 	mzcoord_register_launcher();
 	mzcoord_stage_init();
 	mzcoord_readscan_init();

@@ -1,15 +1,33 @@
 /*-------------------------------------------------------------------------
  *
  * ceiling.c
- *	  The oracle's durable ceiling: the file pg_mzcoord/oracle.
+ *	  The oracle's durable ceiling: a WAL record and the file
+ *	  pg_mzcoord/oracle.
  *
  * The oracle never hands out or closes a time above the ceiling, and the
- * ceiling is written here before it is raised in memory, so after any
- * restart the timeline resumes above every time used before.  The file is
- * CRC-checked, written to a temporary file, fsynced and durably renamed, so
- * a crash leaves either the old or the new ceiling.  Callers serialise
- * writes (the oracle's ceiling lock); reading happens once, in the
- * postmaster at shared memory initialisation.
+ * ceiling is made durable here before it is raised in memory, so after any
+ * restart, and on a standby promoted after a failover, the timeline resumes
+ * above every time used before.  Each raise is written twice:
+ *
+ * - as a WAL record of mzcoord's custom resource manager, flushed before
+ *   the raise takes effect.  Streaming replication carries it to every
+ *   standby, whose startup process replays it into the standby's oracle
+ *   (and its file); with synchronous standbys the raise also waits, as a
+ *   commit does, until they have it (mzcoord_ceiling_replicate).
+ * - in the file, CRC-checked, written to a temporary file, fsynced and
+ *   durably renamed, so a crash leaves either the old or the new ceiling.
+ *   The file covers what WAL replay does not: records before the last
+ *   checkpoint are never replayed again.
+ *
+ * A custom resource manager rather than a WAL-logged catalog row: the
+ * ceiling is raised inside other transactions' commits and by the
+ * coordinator's tick, where no separate transaction can run, and its
+ * replay must reach the standby's shared memory, which only a redo
+ * function does.  The price: a server whose WAL holds such records must
+ * preload mzcoord to recover (doc/replication.md).
+ *
+ * Callers serialise writes (the oracle's ceiling lock); the file is read
+ * once, in the postmaster at shared memory initialisation.
  *
  * IDENTIFICATION
  *	  src/timeline/ceiling.c
@@ -22,8 +40,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xloginsert.h"
 #include "common/file_perm.h"
+#include "miscadmin.h"
 #include "port/pg_crc32c.h"
+#include "replication/syncrep.h"
 #include "storage/fd.h"
 
 #include "ceiling.h"
@@ -32,6 +55,24 @@
 #define MZC_CEILING_FILE MZC_CEILING_DIR "/oracle"
 #define MZC_CEILING_TMP MZC_CEILING_DIR "/oracle.tmp"
 #define MZC_CEILING_MAGIC 0x4d5a4f31	/* "MZO1" */
+
+/*
+ * mzcoord's resource manager id.  128 is PostgreSQL's id for extensions
+ * in development; mzcoord has not reserved one of its own yet (see
+ * https://wiki.postgresql.org/wiki/CustomWALResourceManagers), so it
+ * cannot run beside another extension that uses 128.
+ */
+#define MZC_RMGR_ID RM_EXPERIMENTAL_ID
+#define MZC_XLOG_CEILING 0x10	/* the one record type: a raised ceiling */
+
+/* The record's payload. */
+typedef struct MzcCeilingRecord
+{
+	int64		ceiling;
+} MzcCeilingRecord;
+
+/* The oracle's replay of a raised ceiling (set at registration). */
+static mzc_ceiling_replay_fn replay_ceiling = NULL;
 
 typedef struct MzcCeilingFile
 {
@@ -101,9 +142,9 @@ ceiling_tmp_fail(int fd, int save, const char *action)
 			 errmsg("could not %s file \"%s\": %m", action, MZC_CEILING_TMP)));
 }
 
-/* Write the ceiling durably (the caller serialises writers). */
+/* Write the ceiling file durably (the caller serialises writers). */
 void
-mzcoord_ceiling_write(mzc_ts ceiling)
+mzcoord_ceiling_store(mzc_ts ceiling)
 {
 	MzcCeilingFile f;
 	int			fd;
@@ -138,3 +179,94 @@ mzcoord_ceiling_write(mzc_ts ceiling)
 	durable_rename(MZC_CEILING_TMP, MZC_CEILING_FILE, ERROR);
 }
 
+
+/*
+ * Make a raised ceiling durable: the WAL record (flushed) first, then the
+ * file.  Returns the record's end, for mzcoord_ceiling_replicate.  The
+ * caller serialises writers; never called during recovery.
+ */
+XLogRecPtr
+mzcoord_ceiling_write(mzc_ts ceiling)
+{
+	MzcCeilingRecord rec;
+	XLogRecPtr	lsn;
+
+	rec.ceiling = ceiling;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &rec, sizeof(rec));
+	lsn = XLogInsert(MZC_RMGR_ID, MZC_XLOG_CEILING);
+	XLogFlush(lsn);
+	mzcoord_ceiling_store(ceiling);
+	return lsn;
+}
+
+/*
+ * Wait, as a commit does, until the synchronous standbys have the ceiling
+ * record ending at lsn (nothing to do without them, or when this session's
+ * synchronous_commit does not ask for it).  A time handed out below the
+ * raised ceiling then survives a failover to any of them.
+ */
+void
+mzcoord_ceiling_replicate(XLogRecPtr lsn)
+{
+	if (!XLogRecPtrIsInvalid(lsn))
+		SyncRepWaitForLSN(lsn, false);
+}
+
+/* ----------------------------------------------------------------
+ * The resource manager
+ * ----------------------------------------------------------------
+ */
+
+static void
+ceiling_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	MzcCeilingRecord rec;
+
+	if (info != MZC_XLOG_CEILING || XLogRecGetDataLen(record) != sizeof(rec))
+		elog(PANIC, "mzcoord: unknown WAL record (info 0x%X, length %u)",
+			 info, (unsigned) XLogRecGetDataLen(record));
+	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+	if (replay_ceiling != NULL)
+		replay_ceiling(rec.ceiling);
+}
+
+static void
+ceiling_desc(StringInfo buf, XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	MzcCeilingRecord rec;
+
+	if (info == MZC_XLOG_CEILING && XLogRecGetDataLen(record) == sizeof(rec))
+	{
+		memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+		appendStringInfo(buf, "ceiling " INT64_FORMAT, rec.ceiling);
+	}
+}
+
+static const char *
+ceiling_identify(uint8 info)
+{
+	if ((info & ~XLR_INFO_MASK) == MZC_XLOG_CEILING)
+		return "CEILING";
+	return NULL;
+}
+
+static RmgrData ceiling_rmgr = {
+	.rm_name = "mzcoord",
+	.rm_redo = ceiling_redo,
+	.rm_desc = ceiling_desc,
+	.rm_identify = ceiling_identify
+};
+
+/*
+ * Register mzcoord's resource manager (from _PG_init, while the library is
+ * preloaded); replay is called for each ceiling record recovery replays.
+ */
+void
+mzcoord_ceiling_register(mzc_ceiling_replay_fn replay)
+{
+	replay_ceiling = replay;
+	RegisterCustomRmgr(MZC_RMGR_ID, &ceiling_rmgr);
+}

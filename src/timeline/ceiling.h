@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * ceiling.h
- *	  The oracle's durable ceiling file (ceiling.c).
+ *	  The oracle's durable ceiling: its WAL record and file (ceiling.c).
  *
  * IDENTIFICATION
  *	  src/timeline/ceiling.h
@@ -13,9 +13,17 @@
 
 #include "postgres.h"
 
+#include "access/xlogdefs.h"
+
 #include "frontier.h"
 
+/* Called by recovery with each ceiling record it replays. */
+typedef void (*mzc_ceiling_replay_fn) (mzc_ts ceiling);
+
+extern void mzcoord_ceiling_register(mzc_ceiling_replay_fn replay);
 extern mzc_ts mzcoord_ceiling_load(void);
-extern void mzcoord_ceiling_write(mzc_ts ceiling);
+extern XLogRecPtr mzcoord_ceiling_write(mzc_ts ceiling);
+extern void mzcoord_ceiling_store(mzc_ts ceiling);
+extern void mzcoord_ceiling_replicate(XLogRecPtr lsn);
 
 #endif							/* MZCOORD_CEILING_H */

@@ -38,20 +38,25 @@
  * the oracle ahead of the clock.
  *
  * Durability.  Nothing is handed out above a durable ceiling: before a
- * timestamp above it is used, the ceiling is raised (a small file written
- * and fsynced, as sequences log values ahead), and the tick raises it well
- * before it is reached, so it costs one write per interval, not one per
- * transaction.  After any restart the timeline starts above the ceiling:
- * no timestamp handed out or read before a crash can be handed out again.
+ * timestamp above it is used, the ceiling is raised (a WAL record and a
+ * small file, ceiling.c, as sequences log values ahead), and the tick
+ * raises it well before it is reached, so it costs one write per interval,
+ * not one per transaction.  After any restart the timeline starts above the
+ * ceiling: no timestamp handed out or read before a crash can be handed out
+ * again; a standby replays the records (ceiling_replayed), so the same
+ * holds after a failover.  From where a bootstrap resumed, ahead of the
+ * clock, the timeline advances at half the clock's rate until the clock
+ * catches up (timeline_now_locked).
  *
  * Only registered tables form this timeline: sources and scheduled
  * refreshes carry their own times and never move the oracle.
  *
  * LOCKING: the oracle state below is protected by the oracle lock (second
- * lock of the "mzcoord" tranche); the ceiling file by the ceiling lock
- * (third), which is taken without the oracle lock held and is never held
- * while waiting for the oracle lock in exclusive mode by anyone else but its
- * holder.  Lock order: controller lock, ceiling lock, oracle lock.  Nothing
+ * lock of the "mzcoord" tranche); the durable ceiling (durable_ceiling,
+ * durable_lsn, the record and the file) by the ceiling lock (third), which
+ * is taken without the oracle lock held and is never held while waiting for
+ * the oracle lock in exclusive mode by anyone else but its holder, nor
+ * while waiting for a synchronous standby.  Lock order: controller lock, ceiling lock, oracle lock.  Nothing
  * that can fail runs under the oracle lock.  Waiters for the upper sleep on
  * upper_cv, broadcast whenever read_ts or a source upper advances.
  *
@@ -82,6 +87,8 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "access/xlogdefs.h"
+
 #include "ceiling.h"
 #include "extension.h"
 #include "oracle.h"
@@ -111,6 +118,11 @@ typedef struct MzcOracle
 	mzc_ts		closed_ts;		/* no write commits at or below it */
 	mzc_ts		max_sealed;		/* largest commit timestamp taken */
 	mzc_ts		ceiling;		/* durable: nothing is used above it */
+	mzc_ts		resume_ts;		/* where the last bootstrap resumed */
+	mzc_ts		resume_wall;	/* the wall clock at that moment */
+	/* Under the ceiling lock, not the oracle lock: */
+	mzc_ts		durable_ceiling;	/* the largest ceiling written */
+	XLogRecPtr	durable_lsn;	/* the end of its WAL record */
 	int			nsealed;
 	int			nopen;
 	int			nbulk;			/* open writers recording a bulk write */
@@ -127,6 +139,8 @@ typedef struct MzcOracle
  */
 #define MZC_CEILING_WINDOW_MS 2000
 static MzcOracle *oracle = NULL;
+
+static mzc_ts timeline_now_locked(void);
 
 /* This backend's write in the current transaction (mirrors its slot). */
 static MzcWriteState my_state = MZC_WRITE_NONE;
@@ -157,32 +171,77 @@ mzcoord_oracle_shmem_size(void)
 
 /*
  * Make the ceiling at least need (plus the window).  Called without the
- * oracle lock; the caller re-checks under it afterwards.
+ * oracle lock; the caller re-checks under it afterwards.  The new ceiling
+ * is written (WAL and file) under the ceiling lock, then, without it,
+ * replicated to synchronous standbys, and only then used: a waiting
+ * standby never stalls a concurrent raiser uninterruptibly, and a second
+ * raiser that finds the ceiling already written waits for the same record.
  */
 static void
 ceiling_raise(mzc_ts need)
 {
 	mzc_ts		current;
 	mzc_ts		target;
+	XLogRecPtr	lsn;
 
 	LWLockAcquire(oracle->ceiling_lock, LW_EXCLUSIVE);
 	LWLockAcquire(oracle->lock, LW_SHARED);
 	current = oracle->ceiling;
+	target = Max(need, timeline_now_locked());
 	LWLockRelease(oracle->lock);
 	if (current >= need)
 	{
 		LWLockRelease(oracle->ceiling_lock);
 		return;
 	}
-	target = Max(need, mzcoord_now_ms());
-	target = target > PG_INT64_MAX - MZC_CEILING_WINDOW_MS ?
-		PG_INT64_MAX : target + MZC_CEILING_WINDOW_MS;
-	mzcoord_ceiling_write(target);
+	if (oracle->durable_ceiling < need)
+	{
+		target = target > PG_INT64_MAX - MZC_CEILING_WINDOW_MS ?
+			PG_INT64_MAX : target + MZC_CEILING_WINDOW_MS;
+		oracle->durable_lsn = mzcoord_ceiling_write(target);
+		oracle->durable_ceiling = target;
+	}
+	target = oracle->durable_ceiling;
+	lsn = oracle->durable_lsn;
+	LWLockRelease(oracle->ceiling_lock);
+
+	mzcoord_ceiling_replicate(lsn);
 
 	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
 	oracle->ceiling = Max(oracle->ceiling, target);
 	LWLockRelease(oracle->lock);
+}
+
+/*
+ * Recovery replays a ceiling the primary raised (on a standby, or after a
+ * crash): it is kept in this server's file, and everything up to it counts
+ * as handed out, so a promoted standby resumes above it.  Runs in the
+ * startup process.
+ */
+static void
+ceiling_replayed(mzc_ts ceiling)
+{
+	LWLockAcquire(oracle->ceiling_lock, LW_EXCLUSIVE);
+	if (ceiling > oracle->durable_ceiling)
+	{
+		mzcoord_ceiling_store(ceiling);
+		oracle->durable_ceiling = ceiling;
+	}
 	LWLockRelease(oracle->ceiling_lock);
+
+	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+	oracle->ceiling = Max(oracle->ceiling, ceiling);
+	oracle->closed_ts = Max(oracle->closed_ts, ceiling);
+	oracle->max_sealed = Max(oracle->max_sealed, ceiling);
+	LWLockRelease(oracle->lock);
+	ConditionVariableBroadcast(&oracle->upper_cv);
+}
+
+/* From _PG_init while preloading: the ceiling's WAL record is replayed. */
+void
+mzcoord_oracle_register_wal(void)
+{
+	mzcoord_ceiling_register(ceiling_replayed);
 }
 
 void
@@ -205,6 +264,10 @@ mzcoord_oracle_shmem_init(LWLock *lock, LWLock *ceiling_lock, bool found)
 		oracle->ceiling = ceiling;
 		oracle->closed_ts = ceiling;
 		oracle->max_sealed = ceiling;
+		oracle->resume_ts = 0;
+		oracle->resume_wall = 0;
+		oracle->durable_ceiling = ceiling;
+		oracle->durable_lsn = InvalidXLogRecPtr;
 		oracle->nsealed = 0;
 		oracle->nopen = 0;
 		oracle->nbulk = 0;
@@ -227,7 +290,10 @@ mzcoord_oracle_shmem_init(LWLock *lock, LWLock *ceiling_lock, bool found)
  * ----------------------------------------------------------------
  */
 
-/* The wall clock in milliseconds since the Unix epoch. */
+/*
+ * The wall clock in milliseconds since the Unix epoch, plus the test-only
+ * mzcoord.clock_offset of this session (0 unless a test sets it).
+ */
 mzc_ts
 mzcoord_now_ms(void)
 {
@@ -235,7 +301,28 @@ mzcoord_now_ms(void)
 
 	/* TimestampTz counts microseconds since 2000-01-01. */
 	return (mzc_ts) (now / 1000) +
-		(mzc_ts) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
+		(mzc_ts) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000 +
+		(mzc_ts) mzcoord_clock_offset;
+}
+
+/*
+ * The timeline's clock; lock held (any mode).  It is the wall clock, except
+ * after a bootstrap that resumed ahead of it (above a ceiling, which runs up
+ * to a few seconds ahead): from there it advances at half the wall clock's
+ * rate until the wall clock catches up, so writes after a restart or a
+ * promotion keep distinct, increasing timestamps instead of all sharing the
+ * resumed time.
+ */
+static mzc_ts
+timeline_now_locked(void)
+{
+	mzc_ts		wall = mzcoord_now_ms();
+	mzc_ts		slow;
+
+	if (wall >= oracle->resume_ts)
+		return wall;
+	slow = oracle->resume_ts + (wall - oracle->resume_wall) / 2;
+	return Max(wall, slow);
 }
 
 /* read_ts: complete, nothing more will commit there.  Lock held (any mode). */
@@ -278,14 +365,13 @@ lock_commit_ts(mzc_ts floor, bool may_keep)
 {
 	for (;;)
 	{
-		mzc_ts		now = mzcoord_now_ms();
 		mzc_ts		c;
 
 		LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
 		if (may_keep && my_write_ts > oracle->closed_ts && my_write_ts >= floor)
 			c = my_write_ts;
 		else
-			c = next_commit_locked(now, floor);
+			c = next_commit_locked(timeline_now_locked(), floor);
 		if (c <= oracle->ceiling)
 			return c;
 		LWLockRelease(oracle->lock);
@@ -424,10 +510,11 @@ mzcoord_table_upper(void)
 mzc_ts
 mzcoord_oracle_now(void)
 {
-	mzc_ts		now = mzcoord_now_ms();
+	mzc_ts		now;
 	mzc_ts		closed;
 
 	LWLockAcquire(oracle->lock, LW_SHARED);
+	now = timeline_now_locked();
 	closed = oracle->closed_ts;
 	LWLockRelease(oracle->lock);
 	return Max(now, closed + 1);
@@ -696,11 +783,12 @@ mzcoord_oracle_bulk(bool on)
 mzc_ts
 mzcoord_oracle_tick(void)
 {
-	mzc_ts		now = mzcoord_now_ms();
+	mzc_ts		now;
 	mzc_ts		ceiling;
 	mzc_ts		upper;
 
 	LWLockAcquire(oracle->lock, LW_SHARED);
+	now = timeline_now_locked();
 	ceiling = oracle->ceiling;
 	LWLockRelease(oracle->lock);
 	if (ceiling - now < MZC_CEILING_WINDOW_MS / 2)
@@ -726,6 +814,12 @@ mzcoord_oracle_bootstrap(mzc_ts max_table_upper)
 {
 	if (max_table_upper > 0)
 		(void) close_at(max_table_upper - 1);
+
+	/* Resume here; see timeline_now_locked. */
+	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+	oracle->resume_ts = Max(oracle->closed_ts, oracle->max_sealed);
+	oracle->resume_wall = mzcoord_now_ms();
+	LWLockRelease(oracle->lock);
 	(void) mzcoord_oracle_tick();
 }
 
@@ -765,7 +859,7 @@ mzcoord_wait_for_table_upper(mzc_ts ts)
 		ConditionVariablePrepareToSleep(&oracle->upper_cv);
 
 		LWLockAcquire(oracle->lock, LW_SHARED);
-		reach = Max(oracle->max_sealed, mzcoord_now_ms());
+		reach = Max(oracle->max_sealed, timeline_now_locked());
 		LWLockRelease(oracle->lock);
 		(void) close_at(Min(ts, reach));
 

@@ -10,12 +10,13 @@ our @EXPORT = qw(mzcoord_node);
 
 # A started cluster that preloads mzcoord and serves database "postgres"
 # with fast ticks; extra postgresql.conf lines may follow.  With
-# create_extension => 1 the extension is created and the controller ready.
+# create_extension => 1 the extension is created and the controller ready;
+# with allows_streaming => 1 the node can be backed up for a standby.
 sub mzcoord_node
 {
 	my ($name, %opts) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
+	$node->init(allows_streaming => $opts{allows_streaming} // 0);
 	$node->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'mzcoord'
 mzcoord.database = 'postgres'
