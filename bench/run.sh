@@ -1258,6 +1258,83 @@ bench_b12w() {
 	set_wal_level replica
 }
 
+# B17: a streaming hot standby of the bench cluster (pg_basebackup -R, port
+# PORT + 1, hot_standby_feedback on).
+#  - read: read_at of READ_ROWS rows after RECENT updates, at one time, on
+#    the standby (mzcoord) vs the same read on the primary (baseline);
+#  - replay wait: from a write's commit on the primary until a standby read
+#    at its commit timestamp answers (mzcoord), vs until the same row of a
+#    plain table is visible on the standby (baseline, polled every
+#    millisecond): the read waits for the table timeline's upper, which the
+#    primary's coordinator logs at its tick (mzcoord.tick_interval).
+ssql() {
+	runuser -u "$MZ_USER" -- "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 \
+		-h "$BENCH_DIR/standby" -p "$((PORT + 1))" -d "$DB" "$@"
+}
+# stime_sql <statement>: its time in ms on the standby (as time_sql)
+stime_sql() {
+	ssql <<SQL
+DO \$\$
+DECLARE t0 timestamptz := clock_timestamp();
+BEGIN
+    EXECUTE \$q\$$1\$q\$;
+    PERFORM set_config('bench.ms', (extract(epoch FROM clock_timestamp() - t0) * 1000)::text, false);
+END
+\$\$;
+SELECT round(current_setting('bench.ms')::numeric, 3);
+SQL
+}
+
+start_standby() {
+	local sdir=$BENCH_DIR/standby
+	rm -rf "$sdir"
+	mkdir -p "$sdir"
+	chown "$MZ_USER": "$sdir"
+	runuser -u "$MZ_USER" -- "$PG_BIN/pg_basebackup" -h "$SOCK" -p "$PORT" \
+		-D "$sdir/data" -R -X stream -c fast
+	cat >>"$sdir/data/postgresql.conf" <<CONF
+port = $((PORT + 1))
+unix_socket_directories = '$sdir'
+hot_standby_feedback = on
+CONF
+	runuser -u "$MZ_USER" -- "$PG_BIN/pg_ctl" -D "$sdir/data" start -w \
+		-l "$sdir/server.log" >/dev/null
+}
+
+bench_b17() {
+	local t n i
+	say "B17: read_at on a streaming standby vs on the primary"
+	sql -c "CREATE TABLE b17 (id bigint, k int, v text);
+	        INSERT INTO b17 SELECT g, g % 1000, md5(g::text) FROM generate_series(1, $READ_ROWS) g;
+	        SELECT mzcoord.create_table('b17', '1 hour');
+	        CREATE TABLE b17p (id bigint)" >/dev/null
+	sql -c "DO \$\$ BEGIN FOR i IN 1..$((RECENT / 1000)) LOOP
+	          UPDATE b17 SET v = 'updated' WHERE id BETWEEN (i - 1) * 1000 + 1 AND i * 1000;
+	          COMMIT; END LOOP; END \$\$" >/dev/null
+	start_standby
+	t=$(sql -c "SELECT mzcoord.select_timestamp(ARRAY['b17'::regclass])")
+	# The first read waits until the standby replayed past t.
+	n=$(ssql -c "SELECT count(*) FROM mzcoord.read_at(NULL::b17, $t)")
+	[ "$n" = "$READ_ROWS" ] || { echo "B17: the standby read $n rows, not $READ_ROWS" >&2; exit 1; }
+	for r in $(seq 1 "$ROUNDS"); do
+		record B17 "read $READ_ROWS rows" mzcoord ms "$r" \
+			"$(stime_sql "COPY (SELECT * FROM mzcoord.read_at(NULL::b17, $t)) TO '/dev/null'")"
+		record B17 "read $READ_ROWS rows" baseline ms "$r" \
+			"$(time_sql "COPY (SELECT * FROM mzcoord.read_at(NULL::b17, $t)) TO '/dev/null'")"
+	done
+	for r in $(seq 1 "$ROUNDS"); do
+		i=$((READ_ROWS + r))
+		t=$(sql -c "INSERT INTO b17 VALUES ($i, 0, 'new')" -c "SELECT mzcoord.last_commit_ts()")
+		record B17 "replay wait" mzcoord ms "$r" \
+			"$(stime_sql "SELECT count(*) FROM mzcoord.read_at(NULL::b17, $t) WHERE id = $i")"
+		sql -c "INSERT INTO b17p VALUES ($i)"
+		record B17 "replay wait" baseline ms "$r" \
+			"$(stime_sql "DO \$d\$ BEGIN WHILE NOT EXISTS (SELECT FROM b17p WHERE id = $i) LOOP PERFORM pg_sleep(0.001); END LOOP; END \$d\$ ")"
+	done
+	runuser -u "$MZ_USER" -- "$PG_BIN/pg_ctl" -D "$BENCH_DIR/standby/data" stop -m fast >/dev/null
+	sql -q -c "SET client_min_messages = warning; SELECT mzcoord.drop('b17'); DROP TABLE IF EXISTS b17, b17p" >/dev/null
+}
+
 # B18: pgbench TPC-B (the built-in tpcb-like script) at scale 10, 1, 4 and
 # 8 clients: the four pgbench tables registered with mzcoord.create_table
 # (schema b18r) vs the same tables plain (schema b18p), one after the other
@@ -1373,6 +1450,7 @@ want B12w && bench_b12w
 want B3p && bench_b3p
 want B2p && bench_b2p
 if want B4p || want B5p; then bench_reads_periods; fi
+want B17 && bench_b17
 want B18 && bench_b18
 if want B6 || want B7 || want B8 || want B14; then bench_catalog; fi
 want B13 && bench_b13

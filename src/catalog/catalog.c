@@ -23,6 +23,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xlog.h"
 #include "catalog/catalog.h"
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
@@ -228,6 +229,12 @@ mzcoord_reserved_namespace(Oid nspid)
 void
 mzcoord_require_origin_role(void)
 {
+	/* Nor on a hot standby, as PostgreSQL refuses writes there (25006). */
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot change the mzcoord catalog during recovery"),
+				 errhint("Run the command on the primary.")));
 	if (SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -23,6 +23,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_extension.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
@@ -388,6 +389,18 @@ mzcoord_ctl_require_ready_fn(Oid fn_oid)
 	static Oid	served_db = InvalidOid;
 
 	mzcoord_require_shmem();
+
+	/*
+	 * No coordinator runs during recovery.  A hot standby serves read_at
+	 * from what it replayed (storage/standby.c); everything else that needs
+	 * the controller is refused as PostgreSQL refuses writes there.
+	 */
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot use the mzcoord controller during recovery"),
+				 errdetail("On a hot standby mzcoord serves mzcoord.read_at only."),
+				 errhint("Run this on the primary.")));
 
 	if (served_db != MyDatabaseId)
 	{

@@ -33,6 +33,7 @@
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xlog.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -51,6 +52,8 @@
 #include "read.h"
 #include "rowimage.h"
 #include "selection.h"
+#include "shmem.h"
+#include "standby.h"
 #include "support.h"
 #include "viewerrors.h"
 
@@ -228,6 +231,38 @@ check_readable(Relation rel)
 }
 
 /*
+ * Before reading h's updates after `from` up to `upto`: hold it at from,
+ * wait until upto is complete, and only then take the snapshot (returned,
+ * registered), which leaves out this transaction's own updates (they are
+ * at no time yet: see read.c).  On a hot standby the wait and the check of
+ * from come from what recovery replayed (standby.c).
+ */
+static Snapshot
+changes_prepare(const MzcHistory *h, Oid fn_oid, int64 from, int64 upto)
+{
+	Snapshot	snapshot;
+	bool		leased;
+
+	if (RecoveryInProgress())
+	{
+		mzcoord_require_shmem();
+		mzcoord_standby_wait_complete(h, upto);
+		snapshot = RegisterSnapshot(GetLatestSnapshot());
+		mzcoord_standby_check_read(h, from, snapshot);
+		return snapshot;
+	}
+	mzcoord_ctl_require_ready_fn(fn_oid);
+	mzcoord_ctl_check_reachable(h->relid, upto);
+	leased = mzcoord_ctl_hold_for_read(h->relid, from);
+	mzcoord_ctl_wait_complete(h->relid, upto);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	snapshot->curcid = FirstCommandId;
+	if (leased)
+		mzcoord_ctl_check_read(h->relid, from);
+	return snapshot;
+}
+
+/*
  * mzcoord.changes(rel anyelement, after bigint, upto bigint)
  *		RETURNS TABLE (mz_timestamp bigint, mz_diff bigint, "row" anyelement)
  */
@@ -241,7 +276,6 @@ mzcoord_changes(PG_FUNCTION_ARGS)
 	Relation	rel;
 	MzcHistory *h;
 	Snapshot	snapshot;
-	bool		leased;
 	ChangesState st;
 	int64		next;
 	int			ntimes;
@@ -259,22 +293,13 @@ mzcoord_changes(PG_FUNCTION_ARGS)
 	check_readable(rel);
 	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
 
-	/* Hold at after, wait until upto is complete, then take the snapshot. */
-	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
-	mzcoord_ctl_check_reachable(relid, upto);
-	leased = mzcoord_ctl_hold_for_read(relid, after);
-	mzcoord_ctl_wait_complete(relid, upto);
-
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	st.store = rsinfo->setResult;
 	st.desc = rsinfo->setDesc;
 	st.reldesc = RelationGetDescr(rel);
 
-	/* This transaction's own updates are at no time yet: see read.c. */
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	snapshot->curcid = FirstCommandId;
-	if (leased)
-		mzcoord_ctl_check_read(relid, after);
+	/* Hold at after, wait until upto is complete, then take the snapshot. */
+	snapshot = changes_prepare(h, fcinfo->flinfo->fn_oid, after, upto);
 	if (after < upto)
 	{
 		/* A view has no changes at times it is in error: its error instead. */
@@ -449,7 +474,6 @@ mzcoord_history_rows(PG_FUNCTION_ARGS)
 	Relation	rel;
 	MzcHistory *h;
 	Snapshot	snapshot;
-	bool		leased;
 
 	if (hi <= lo || (base && lo == 0))
 		ereport(ERROR,
@@ -462,11 +486,6 @@ mzcoord_history_rows(PG_FUNCTION_ARGS)
 	check_readable(rel);
 	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
 
-	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
-	mzcoord_ctl_check_reachable(relid, first);
-	leased = mzcoord_ctl_hold_for_read(relid, first);
-	mzcoord_ctl_wait_complete(relid, hi - 1);
-
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	if (rsinfo->setDesc->natts != RelationGetDescr(rel)->natts + 2)
 		ereport(ERROR,
@@ -474,10 +493,7 @@ mzcoord_history_rows(PG_FUNCTION_ARGS)
 				 errmsg("_history_rows: the column definition list must have the %d columns of \"%s\", then ts and diff",
 						RelationGetDescr(rel)->natts,
 						RelationGetRelationName(rel))));
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	snapshot->curcid = FirstCommandId;
-	if (leased)
-		mzcoord_ctl_check_read(relid, first);
+	snapshot = changes_prepare(h, fcinfo->flinfo->fn_oid, first, hi - 1);
 	mzcoord_view_error_check(rel, h->gid, snapshot, first, hi - 1);
 	if (base)
 		emit_base(h, RelationGetDescr(rel), snapshot, lo, rsinfo->setResult,

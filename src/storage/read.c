@@ -42,7 +42,8 @@
  * t is complete (t < upper), and only then takes the snapshot it reads with:
  * everything committed at or before t is visible to it, whatever the
  * caller's isolation level, and the hold keeps compaction from moving any
- * of it.
+ * of it.  On a hot standby, where no coordinator runs, the wait and the
+ * since come from what recovery replayed instead (standby.c).
  *
  * IDENTIFICATION
  *	  src/storage/read.c
@@ -52,6 +53,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/xlog.h"
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -78,6 +80,8 @@
 #include "read.h"
 #include "rowimage.h"
 #include "selection.h"
+#include "shmem.h"
+#include "standby.h"
 #include "support.h"
 #include "viewerrors.h"
 
@@ -408,6 +412,17 @@ read_prepare(MzcReadPrep *p, Oid relid, int64 at, Oid fn_oid)
 	p->rel = rel;
 	p->h = mzcoord_history_lookup(relid, false);
 	p->at = at;
+
+	/* A hot standby has no coordinator: see standby.c. */
+	if (RecoveryInProgress())
+	{
+		mzcoord_require_shmem();
+		mzcoord_standby_wait_complete(p->h, at);
+		p->snapshot = RegisterSnapshot(GetLatestSnapshot());
+		mzcoord_standby_check_read(p->h, at, p->snapshot);
+		mzcoord_view_error_check(rel, p->h->gid, p->snapshot, at, at);
+		return;
+	}
 
 	/* Hold, wait until complete, and only then take the snapshot. */
 	mzcoord_ctl_require_ready_fn(fn_oid);

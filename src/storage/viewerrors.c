@@ -27,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
@@ -88,6 +89,22 @@ fetch_error(MzcViewError *err, MemoryContext cxt)
 }
 
 /*
+ * Can collection gid have error ranges (is it a materialized view)?  Asked
+ * of the controller, which spares a table's reads the query; a hot standby
+ * has none, and looks in mzcoord.view_errors itself.
+ */
+static bool
+may_have_errors(int64 gid)
+{
+	MzcCollectionInfo info;
+
+	if (RecoveryInProgress())
+		return true;
+	return mzcoord_ctl_lookup_gid(gid, &info) &&
+		info.kind == MZC_KIND_MATERIALIZED_VIEW;
+}
+
+/*
  * The first error range of collection gid that overlaps the times [from,
  * upto] (both included), as snapshot sees mzcoord.view_errors: false if
  * none.  Only materialized views have errors: for other collections
@@ -102,10 +119,8 @@ mzcoord_view_error_in(int64 gid, Snapshot snapshot, int64 from, int64 upto,
 	SPIPlanPtr	plan;
 	bool		found;
 	MemoryContext cxt = CurrentMemoryContext;
-	MzcCollectionInfo info;
 
-	if (!mzcoord_ctl_lookup_gid(gid, &info) ||
-		info.kind != MZC_KIND_MATERIALIZED_VIEW)
+	if (!may_have_errors(gid))
 		return false;
 	values[0] = CStringGetTextDatum(mzcoord_gid_text(gid));
 	values[1] = Int64GetDatum(from);
@@ -177,10 +192,8 @@ mzcoord_view_error_open(int64 gid, Snapshot snapshot, MzcViewError *err)
 	SPIPlanPtr	plan;
 	bool		found;
 	MemoryContext cxt = CurrentMemoryContext;
-	MzcCollectionInfo info;
 
-	if (!mzcoord_ctl_lookup_gid(gid, &info) ||
-		info.kind != MZC_KIND_MATERIALIZED_VIEW)
+	if (!may_have_errors(gid))
 		return false;
 	mzcoord_spi_connect();
 	plan = SPI_prepare("SELECT e.from_ts, e.upto_ts, e.sqlstate, e.message"
@@ -215,11 +228,9 @@ mzcoord_view_error_bounds(int64 gid, Snapshot snapshot, int64 from,
 	SPIPlanPtr	plan;
 	int			n = 0;
 	MemoryContext cxt = CurrentMemoryContext;
-	MzcCollectionInfo info;
 
 	*times = NULL;
-	if (!mzcoord_ctl_lookup_gid(gid, &info) ||
-		info.kind != MZC_KIND_MATERIALIZED_VIEW)
+	if (!may_have_errors(gid))
 		return 0;
 	values[0] = CStringGetTextDatum(mzcoord_gid_text(gid));
 	values[1] = Int64GetDatum(from);

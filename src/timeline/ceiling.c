@@ -19,6 +19,12 @@
  *   The file covers what WAL replay does not: records before the last
  *   checkpoint are never replayed again.
  *
+ * The same resource manager carries the table timeline's upper, logged by
+ * the coordinator's tick as it advances (not flushed: it rides with the
+ * next flush).  Every commit below that upper precedes the record in WAL,
+ * so a standby that replayed it has replayed all of them, and reads its
+ * tables up to there (read.c).
+ *
  * A custom resource manager rather than a WAL-logged catalog row: the
  * ceiling is raised inside other transactions' commits and by the
  * coordinator's tick, where no separate transaction can run, and its
@@ -63,16 +69,18 @@
  * cannot run beside another extension that uses 128.
  */
 #define MZC_RMGR_ID RM_EXPERIMENTAL_ID
-#define MZC_XLOG_CEILING 0x10	/* the one record type: a raised ceiling */
+#define MZC_XLOG_CEILING 0x10	/* a raised ceiling */
+#define MZC_XLOG_UPPER 0x20		/* the table timeline's upper */
 
-/* The record's payload. */
+/* Either record's payload: the time. */
 typedef struct MzcCeilingRecord
 {
 	int64		ceiling;
 } MzcCeilingRecord;
 
-/* The oracle's replay of a raised ceiling (set at registration). */
+/* The oracle's replay of each record (set at registration). */
 static mzc_ceiling_replay_fn replay_ceiling = NULL;
+static mzc_ceiling_replay_fn replay_upper = NULL;
 
 typedef struct MzcCeilingFile
 {
@@ -201,6 +209,21 @@ mzcoord_ceiling_write(mzc_ts ceiling)
 }
 
 /*
+ * Log the table timeline's upper for standbys (not flushed; never during
+ * recovery).  The caller saw every commit below it end.
+ */
+void
+mzcoord_ceiling_log_upper(mzc_ts upper)
+{
+	MzcCeilingRecord rec;
+
+	rec.ceiling = upper;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &rec, sizeof(rec));
+	(void) XLogInsert(MZC_RMGR_ID, MZC_XLOG_UPPER);
+}
+
+/*
  * Wait, as a commit does, until the synchronous standbys have the ceiling
  * record ending at lsn (nothing to do without them, or when this session's
  * synchronous_commit does not ask for it).  A time handed out below the
@@ -224,12 +247,15 @@ ceiling_redo(XLogReaderState *record)
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 	MzcCeilingRecord rec;
 
-	if (info != MZC_XLOG_CEILING || XLogRecGetDataLen(record) != sizeof(rec))
+	if ((info != MZC_XLOG_CEILING && info != MZC_XLOG_UPPER) ||
+		XLogRecGetDataLen(record) != sizeof(rec))
 		elog(PANIC, "mzcoord: unknown WAL record (info 0x%X, length %u)",
 			 info, (unsigned) XLogRecGetDataLen(record));
 	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
-	if (replay_ceiling != NULL)
+	if (info == MZC_XLOG_CEILING && replay_ceiling != NULL)
 		replay_ceiling(rec.ceiling);
+	else if (info == MZC_XLOG_UPPER && replay_upper != NULL)
+		replay_upper(rec.ceiling);
 }
 
 static void
@@ -238,18 +264,26 @@ ceiling_desc(StringInfo buf, XLogReaderState *record)
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 	MzcCeilingRecord rec;
 
-	if (info == MZC_XLOG_CEILING && XLogRecGetDataLen(record) == sizeof(rec))
+	if ((info == MZC_XLOG_CEILING || info == MZC_XLOG_UPPER) &&
+		XLogRecGetDataLen(record) == sizeof(rec))
 	{
 		memcpy(&rec, XLogRecGetData(record), sizeof(rec));
-		appendStringInfo(buf, "ceiling " INT64_FORMAT, rec.ceiling);
+		appendStringInfo(buf, "%s " INT64_FORMAT,
+						 info == MZC_XLOG_CEILING ? "ceiling" : "upper",
+						 rec.ceiling);
 	}
 }
 
 static const char *
 ceiling_identify(uint8 info)
 {
-	if ((info & ~XLR_INFO_MASK) == MZC_XLOG_CEILING)
-		return "CEILING";
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case MZC_XLOG_CEILING:
+			return "CEILING";
+		case MZC_XLOG_UPPER:
+			return "UPPER";
+	}
 	return NULL;
 }
 
@@ -262,11 +296,14 @@ static RmgrData ceiling_rmgr = {
 
 /*
  * Register mzcoord's resource manager (from _PG_init, while the library is
- * preloaded); replay is called for each ceiling record recovery replays.
+ * preloaded); recovery calls ceiling for each ceiling record it replays and
+ * upper for each table upper.
  */
 void
-mzcoord_ceiling_register(mzc_ceiling_replay_fn replay)
+mzcoord_ceiling_register(mzc_ceiling_replay_fn ceiling,
+						 mzc_ceiling_replay_fn upper)
 {
-	replay_ceiling = replay;
+	replay_ceiling = ceiling;
+	replay_upper = upper;
 	RegisterCustomRmgr(MZC_RMGR_ID, &ceiling_rmgr);
 }

@@ -17,10 +17,12 @@
 
 #include "frontier.h"
 
-/* Called by recovery with each ceiling record it replays. */
-typedef void (*mzc_ceiling_replay_fn) (mzc_ts ceiling);
+/* Called by recovery with the time of each record it replays. */
+typedef void (*mzc_ceiling_replay_fn) (mzc_ts ts);
 
-extern void mzcoord_ceiling_register(mzc_ceiling_replay_fn replay);
+extern void mzcoord_ceiling_register(mzc_ceiling_replay_fn ceiling,
+									 mzc_ceiling_replay_fn upper);
+extern void mzcoord_ceiling_log_upper(mzc_ts upper);
 extern mzc_ts mzcoord_ceiling_load(void);
 extern XLogRecPtr mzcoord_ceiling_write(mzc_ts ceiling);
 extern void mzcoord_ceiling_store(mzc_ts ceiling);

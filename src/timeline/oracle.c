@@ -87,7 +87,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "access/xlogdefs.h"
+#include "access/xlog.h"
 
 #include "ceiling.h"
 #include "extension.h"
@@ -120,6 +120,7 @@ typedef struct MzcOracle
 	mzc_ts		ceiling;		/* durable: nothing is used above it */
 	mzc_ts		resume_ts;		/* where the last bootstrap resumed */
 	mzc_ts		resume_wall;	/* the wall clock at that moment */
+	mzc_ts		replayed_upper; /* standby: the table upper replayed */
 	/* Under the ceiling lock, not the oracle lock: */
 	mzc_ts		durable_ceiling;	/* the largest ceiling written */
 	XLogRecPtr	durable_lsn;	/* the end of its WAL record */
@@ -148,6 +149,9 @@ static mzc_ts my_write_ts = -1;
 
 /* The least commit timestamp the transaction's observations allow. */
 static mzc_ts my_floor = 0;
+
+/* The table upper this process last logged for standbys (the tick's). */
+static mzc_ts logged_upper = 0;
 
 /* Sealed before pre-commit, by the catalog (a registration time). */
 static bool my_sealed_early = false;
@@ -237,11 +241,39 @@ ceiling_replayed(mzc_ts ceiling)
 	ConditionVariableBroadcast(&oracle->upper_cv);
 }
 
-/* From _PG_init while preloading: the ceiling's WAL record is replayed. */
+/*
+ * Recovery replays the table upper the primary's tick logged: every commit
+ * below it is replayed.  Wakes standby readers waiting for it.
+ */
+static void
+upper_replayed(mzc_ts upper)
+{
+	LWLockAcquire(oracle->lock, LW_EXCLUSIVE);
+	oracle->replayed_upper = Max(oracle->replayed_upper, upper);
+	LWLockRelease(oracle->lock);
+	ConditionVariableBroadcast(&oracle->upper_cv);
+}
+
+/* From _PG_init while preloading: the oracle's WAL records are replayed. */
 void
 mzcoord_oracle_register_wal(void)
 {
-	mzcoord_ceiling_register(ceiling_replayed);
+	mzcoord_ceiling_register(ceiling_replayed, upper_replayed);
+}
+
+/*
+ * On a standby: the table timeline's upper as far as replayed (0 before the
+ * first record).
+ */
+mzc_ts
+mzcoord_oracle_replayed_upper(void)
+{
+	mzc_ts		upper;
+
+	LWLockAcquire(oracle->lock, LW_SHARED);
+	upper = oracle->replayed_upper;
+	LWLockRelease(oracle->lock);
+	return upper;
 }
 
 void
@@ -266,6 +298,7 @@ mzcoord_oracle_shmem_init(LWLock *lock, LWLock *ceiling_lock, bool found)
 		oracle->max_sealed = ceiling;
 		oracle->resume_ts = 0;
 		oracle->resume_wall = 0;
+		oracle->replayed_upper = 0;
 		oracle->durable_ceiling = ceiling;
 		oracle->durable_lsn = InvalidXLogRecPtr;
 		oracle->nsealed = 0;
@@ -799,6 +832,17 @@ mzcoord_oracle_tick(void)
 	LWLockAcquire(oracle->lock, LW_SHARED);
 	upper = readable_locked() + 1;
 	LWLockRelease(oracle->lock);
+
+	/*
+	 * For standbys (ceiling.c): every commit below upper has ended, so its
+	 * commit record precedes this one.  Once per advance, only where WAL
+	 * can reach a standby.
+	 */
+	if (upper > logged_upper && XLogStandbyInfoActive())
+	{
+		mzcoord_ceiling_log_upper(upper);
+		logged_upper = upper;
+	}
 	return upper;
 }
 

@@ -44,6 +44,7 @@ extern void mzcoord_oracle_state(mzc_ts *closed, mzc_ts *ceiling);
 extern mzc_ts mzcoord_table_upper(void);
 extern void mzcoord_oracle_bootstrap(mzc_ts max_table_upper);
 extern void mzcoord_oracle_register_wal(void);
+extern mzc_ts mzcoord_oracle_replayed_upper(void);
 extern void mzcoord_upper_advanced(void);
 extern void mzcoord_wait_for_table_upper(mzc_ts ts);
 extern void mzcoord_prepare_upper_wait(void);
