@@ -148,10 +148,11 @@ bench_b2() {
 	pgbench_pair B2 "$mz" "$base"
 }
 
-# Server-side milliseconds of one statement (run in a DO block).
-time_sql() {
-	local stmt=$1
-	sql <<SQL
+# Server-side milliseconds of one statement (run in a DO block), through
+# the client function run (sql, or ssql for the B17 standby).
+time_sql_with() {
+	local run=$1 stmt=$2
+	"$run" <<SQL
 DO \$\$
 DECLARE t0 timestamptz := clock_timestamp();
 BEGIN
@@ -162,6 +163,7 @@ END
 SELECT round(current_setting('bench.ms')::numeric, 3);
 SQL
 }
+time_sql() { time_sql_with sql "$1"; }
 
 # --------------------------------------------------------------------------
 # B3: bulk INSERT of BULK rows into a registered table vs an unregistered one
@@ -1266,40 +1268,17 @@ bench_b12w() {
 #    at its commit timestamp answers (mzcoord), vs until the same row of a
 #    plain table is visible on the standby (baseline, polled every
 #    millisecond): the read waits for the table timeline's upper, which the
-#    primary's coordinator logs at its tick (mzcoord.tick_interval).
+#    primary's coordinator logs at its tick (mzcoord.tick_interval);
+#  - strict read: from a write's commit on the primary until a strict
+#    serializable read on the standby (select_timestamp, which asks the
+#    primary for its read timestamp, then read_at there) answers, vs the
+#    same baseline.
 ssql() {
 	runuser -u "$MZ_USER" -- "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 \
 		-h "$BENCH_DIR/standby" -p "$((PORT + 1))" -d "$DB" "$@"
 }
 # stime_sql <statement>: its time in ms on the standby (as time_sql)
-stime_sql() {
-	ssql <<SQL
-DO \$\$
-DECLARE t0 timestamptz := clock_timestamp();
-BEGIN
-    EXECUTE \$q\$$1\$q\$;
-    PERFORM set_config('bench.ms', (extract(epoch FROM clock_timestamp() - t0) * 1000)::text, false);
-END
-\$\$;
-SELECT round(current_setting('bench.ms')::numeric, 3);
-SQL
-}
-
-start_standby() {
-	local sdir=$BENCH_DIR/standby
-	rm -rf "$sdir"
-	mkdir -p "$sdir"
-	chown "$MZ_USER": "$sdir"
-	runuser -u "$MZ_USER" -- "$PG_BIN/pg_basebackup" -h "$SOCK" -p "$PORT" \
-		-D "$sdir/data" -R -X stream -c fast
-	cat >>"$sdir/data/postgresql.conf" <<CONF
-port = $((PORT + 1))
-unix_socket_directories = '$sdir'
-hot_standby_feedback = on
-CONF
-	runuser -u "$MZ_USER" -- "$PG_BIN/pg_ctl" -D "$sdir/data" start -w \
-		-l "$sdir/server.log" >/dev/null
-}
+stime_sql() { time_sql_with ssql "$1"; }
 
 bench_b17() {
 	local t n i
@@ -1311,7 +1290,7 @@ bench_b17() {
 	sql -c "DO \$\$ BEGIN FOR i IN 1..$((RECENT / 1000)) LOOP
 	          UPDATE b17 SET v = 'updated' WHERE id BETWEEN (i - 1) * 1000 + 1 AND i * 1000;
 	          COMMIT; END LOOP; END \$\$" >/dev/null
-	start_standby
+	start_streaming_standby "$SOCK" "$PORT" "$BENCH_DIR/standby" "$((PORT + 1))"
 	t=$(sql -c "SELECT mzcoord.select_timestamp(ARRAY['b17'::regclass])")
 	# The first read waits until the standby replayed past t.
 	n=$(ssql -c "SELECT count(*) FROM mzcoord.read_at(NULL::b17, $t)")
@@ -1329,6 +1308,15 @@ bench_b17() {
 			"$(stime_sql "SELECT count(*) FROM mzcoord.read_at(NULL::b17, $t) WHERE id = $i")"
 		sql -c "INSERT INTO b17p VALUES ($i)"
 		record B17 "replay wait" baseline ms "$r" \
+			"$(stime_sql "DO \$d\$ BEGIN WHILE NOT EXISTS (SELECT FROM b17p WHERE id = $i) LOOP PERFORM pg_sleep(0.001); END LOOP; END \$d\$ ")"
+	done
+	for r in $(seq 1 "$ROUNDS"); do
+		i=$((READ_ROWS + ROUNDS + r))
+		sql -c "INSERT INTO b17 VALUES ($i, 0, 'new')"
+		record B17 "strict read" mzcoord ms "$r" \
+			"$(stime_sql "SELECT count(*) FROM mzcoord.read_at(NULL::b17, mzcoord.select_timestamp(ARRAY['b17'::regclass])) WHERE id = $i")"
+		sql -c "INSERT INTO b17p VALUES ($i)"
+		record B17 "strict read" baseline ms "$r" \
 			"$(stime_sql "DO \$d\$ BEGIN WHILE NOT EXISTS (SELECT FROM b17p WHERE id = $i) LOOP PERFORM pg_sleep(0.001); END LOOP; END \$d\$ ")"
 	done
 	runuser -u "$MZ_USER" -- "$PG_BIN/pg_ctl" -D "$BENCH_DIR/standby/data" stop -m fast >/dev/null

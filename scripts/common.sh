@@ -119,6 +119,26 @@ CONF
 	runuser -u "$MZ_USER" -- "$PG_BIN/createdb" -h "$dir" -p "$port" "$db"
 }
 
+# start_streaming_standby <primary socket dir> <primary port> <dir> <port>:
+# a hot standby of the running private cluster in <dir>/data
+# (pg_basebackup -R, hot_standby_feedback on), started on <port> with its
+# socket in <dir>.  Anything in <dir> is removed first.
+start_streaming_standby() {
+	local psock=$1 pport=$2 dir=$3 port=$4
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	chown "$MZ_USER": "$dir"
+	runuser -u "$MZ_USER" -- "$PG_BIN/pg_basebackup" -h "$psock" -p "$pport" \
+		-D "$dir/data" -R -X stream -c fast
+	cat >>"$dir/data/postgresql.conf" <<CONF
+port = $port
+unix_socket_directories = '$dir'
+hot_standby_feedback = on
+CONF
+	runuser -u "$MZ_USER" -- "$PG_BIN/pg_ctl" -D "$dir/data" start -w \
+		-l "$dir/server.log" >/dev/null
+}
+
 # The last commit whose catalog is version 0.1 (its library and install
 # script): test/t/019_upgrade.pl upgrades a cluster that ran it.
 MZ_CATALOG_0_1_COMMIT=f9976c3

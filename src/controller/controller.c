@@ -392,14 +392,14 @@ mzcoord_ctl_require_ready_fn(Oid fn_oid)
 
 	/*
 	 * No coordinator runs during recovery.  A hot standby serves read_at
-	 * from what it replayed (storage/standby.c); everything else that needs
+	 * from what it replayed (standby.c); everything else that needs
 	 * the controller is refused as PostgreSQL refuses writes there.
 	 */
 	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot use the mzcoord controller during recovery"),
-				 errdetail("On a hot standby mzcoord serves mzcoord.read_at only."),
+				 errdetail("On a hot standby mzcoord serves read_at, changes, select_timestamp and explain_timestamp only."),
 				 errhint("Run this on the primary.")));
 
 	if (served_db != MyDatabaseId)

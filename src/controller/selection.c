@@ -4,7 +4,8 @@
  *	  Timestamp selection for a read: mzcoord.select_timestamp() (which
  *	  takes the read holds at the chosen time and waits for the inputs to be
  *	  complete there), mzcoord.explain_timestamp(), and the data plane's
- *	  wait for completeness (mzcoord_ctl_wait_complete).
+ *	  wait for completeness (mzcoord_ctl_wait_complete).  On a hot standby
+ *	  both functions decide from the replayed frontiers (standby.c).
  *
  * The decision itself is the pure core's mzc_determine_timestamp (reference
  * 2.5).  It is taken under the shared controller lock; the holds are taken
@@ -18,10 +19,12 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "acquire.h"
@@ -31,6 +34,7 @@
 #include "selection.h"
 #include "settings.h"
 #include "shmem.h"
+#include "standby.h"
 #include "collections.h"
 #include "frontier.h"
 #include "tsselect.h"
@@ -69,6 +73,8 @@ typedef struct MzcTsCall
 	mzc_ts		table_limit;
 	int			unreachable;	/* the target, or -1 */
 	TsReach		unreachable_why;
+	/* on a hot standby: each target's kind */
+	MzcKind    *kinds;
 } MzcTsCall;
 
 static void
@@ -194,23 +200,13 @@ ts_call_oracle_ts(MzcTsCall *c)
 }
 
 /*
- * Determine the timestamp; caller holds the lock (any mode) and observed
- * the oracle's read timestamp (c->oracle_ts) before taking it.
+ * The core's decision over c->inputs and c->oracle_ts (the frontiers and
+ * the oracle's time, however they were learnt), into c->res and c->status.
  */
 static void
-ts_call_determine_locked(MzcTsCall *c)
+ts_call_decide(MzcTsCall *c)
 {
 	mzc_ts_request req;
-
-	c->unreachable = -1;
-	c->bad = mzcoord_resolve_targets_locked(c->targets, c->n, c->table_upper);
-	if (c->bad >= 0)
-		return;
-	for (int i = 0; i < c->n; i++)
-	{
-		c->inputs[i].since = c->targets[i].since;
-		c->inputs[i].upper = c->targets[i].upper;
-	}
 
 	memset(&req, 0, sizeof(req));
 	req.isolation = c->isolation;
@@ -225,6 +221,25 @@ ts_call_determine_locked(MzcTsCall *c)
 	mzc_ts_result_init(&c->res, c->lower, c->n + MZC_TS_EXTRA_LOWER,
 					   c->blocking, c->n);
 	c->status = mzc_determine_timestamp(&req, &c->res, &c->err);
+}
+
+/*
+ * Determine the timestamp; caller holds the lock (any mode) and observed
+ * the oracle's read timestamp (c->oracle_ts) before taking it.
+ */
+static void
+ts_call_determine_locked(MzcTsCall *c)
+{
+	c->unreachable = -1;
+	c->bad = mzcoord_resolve_targets_locked(c->targets, c->n, c->table_upper);
+	if (c->bad >= 0)
+		return;
+	for (int i = 0; i < c->n; i++)
+	{
+		c->inputs[i].since = c->targets[i].since;
+		c->inputs[i].upper = c->targets[i].upper;
+	}
+	ts_call_decide(c);
 	if (c->check_reach && c->status == MZC_OK && !c->res.respond_immediately)
 		for (int i = 0; i < c->n && c->unreachable < 0; i++)
 		{
@@ -234,6 +249,63 @@ ts_call_determine_locked(MzcTsCall *c)
 			if (c->unreachable_why != TS_REACHABLE)
 				c->unreachable = i;
 		}
+}
+
+/*
+ * On a hot standby, where no coordinator runs: the same decision from the
+ * replayed frontiers (standby.c).  A strict serializable read (or one of
+ * the freshest table write) reads at or after the primary's read
+ * timestamp, which it asks the primary for; the other levels look at the
+ * replayed table upper.  Takes no hold.
+ */
+static void
+ts_call_determine_standby(MzcTsCall *c)
+{
+	Snapshot	snapshot = GetLatestSnapshot();
+	mzc_ts		table_upper = 0;
+	Oid		   *relids = palloc(sizeof(Oid) * c->n);
+
+	c->unreachable = -1;
+	c->bad = -1;
+	c->kinds = palloc(sizeof(MzcKind) * c->n);
+	for (int i = 0; i < c->n; i++)
+	{
+		MzcTarget  *t = &c->targets[i];
+
+		relids[i] = t->relid;
+		if (!mzcoord_standby_collection(t->relid, &t->gid, &c->kinds[i]))
+		{
+			c->bad = i;
+			return;
+		}
+		t->slot = -1;
+		t->since = mzcoord_standby_since(t->relid, t->gid, snapshot);
+		t->upper = mzcoord_standby_upper(t->relid, t->gid, c->kinds[i]);
+		if (c->kinds[i] == MZC_KIND_TABLE)
+			table_upper = t->upper.ts;
+		c->inputs[i].since = t->since;
+		c->inputs[i].upper = t->upper;
+	}
+	if (c->isolation == MZC_ISO_STRICT_SERIALIZABLE ||
+		c->when == MZC_WHEN_FRESHEST_TABLE_WRITE)
+		c->oracle_ts = mzcoord_standby_primary_read_ts(relids, c->n);
+	else
+	{
+		if (table_upper == 0)
+			table_upper = mzcoord_oracle_replayed_upper();
+		c->oracle_ts = Max(table_upper - 1, 0);
+	}
+	c->table_upper = c->oracle_ts + 1;
+	ts_call_decide(c);
+}
+
+/* On a hot standby: wait until the standby has replayed past ts. */
+static void
+wait_for_uppers_standby(MzcTsCall *c, mzc_ts ts)
+{
+	for (int i = 0; i < c->n; i++)
+		mzcoord_standby_wait_complete(c->targets[i].relid, c->targets[i].gid,
+									  c->kinds[i], ts);
 }
 
 /* Raise what went wrong in a determination (after the lock is released). */
@@ -346,6 +418,14 @@ mzcoord_select_timestamp(PG_FUNCTION_ARGS)
 
 	mzcoord_require_shmem();
 	ts_call_parse(fcinfo, &c);
+	if (RecoveryInProgress())
+	{
+		ts_call_determine_standby(&c);
+		ts_call_report(&c);
+		if (!c.res.respond_immediately)
+			wait_for_uppers_standby(&c, c.res.timestamp);
+		PG_RETURN_INT64(c.res.timestamp);
+	}
 	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
 	mzcoord_reserve_local_holds(c.n);
 	slots = palloc(sizeof(int32) * c.n);
@@ -481,12 +561,16 @@ mzcoord_explain_timestamp(PG_FUNCTION_ARGS)
 
 	mzcoord_require_shmem();
 	ts_call_parse(fcinfo, &c);
-	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
-	ts_call_oracle_ts(&c);
-
-	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
-	ts_call_determine_locked(&c);
-	LWLockRelease(mzcoord_ctl->lock);
+	if (RecoveryInProgress())
+		ts_call_determine_standby(&c);
+	else
+	{
+		mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+		ts_call_oracle_ts(&c);
+		LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+		ts_call_determine_locked(&c);
+		LWLockRelease(mzcoord_ctl->lock);
+	}
 	ts_call_report(&c);
 
 	initStringInfo(&buf);

@@ -235,7 +235,7 @@ check_readable(Relation rel)
  * wait until upto is complete, and only then take the snapshot (returned,
  * registered), which leaves out this transaction's own updates (they are
  * at no time yet: see read.c).  On a hot standby the wait and the check of
- * from come from what recovery replayed (standby.c).
+ * from come from what recovery replayed (controller/standby.c).
  */
 static Snapshot
 changes_prepare(const MzcHistory *h, Oid fn_oid, int64 from, int64 upto)
@@ -246,9 +246,9 @@ changes_prepare(const MzcHistory *h, Oid fn_oid, int64 from, int64 upto)
 	if (RecoveryInProgress())
 	{
 		mzcoord_require_shmem();
-		mzcoord_standby_wait_complete(h, upto);
+		mzcoord_standby_wait_complete(h->relid, h->gid, h->kind, upto);
 		snapshot = RegisterSnapshot(GetLatestSnapshot());
-		mzcoord_standby_check_read(h, from, snapshot);
+		mzcoord_standby_check_read(h->relid, h->gid, from, snapshot);
 		return snapshot;
 	}
 	mzcoord_ctl_require_ready_fn(fn_oid);

@@ -43,7 +43,7 @@
  * everything committed at or before t is visible to it, whatever the
  * caller's isolation level, and the hold keeps compaction from moving any
  * of it.  On a hot standby, where no coordinator runs, the wait and the
- * since come from what recovery replayed instead (standby.c).
+ * since come from what recovery replayed instead (controller/standby.c).
  *
  * IDENTIFICATION
  *	  src/storage/read.c
@@ -417,9 +417,9 @@ read_prepare(MzcReadPrep *p, Oid relid, int64 at, Oid fn_oid)
 	if (RecoveryInProgress())
 	{
 		mzcoord_require_shmem();
-		mzcoord_standby_wait_complete(p->h, at);
+		mzcoord_standby_wait_complete(relid, p->h->gid, p->h->kind, at);
 		p->snapshot = RegisterSnapshot(GetLatestSnapshot());
-		mzcoord_standby_check_read(p->h, at, p->snapshot);
+		mzcoord_standby_check_read(relid, p->h->gid, at, p->snapshot);
 		mzcoord_view_error_check(rel, p->h->gid, p->snapshot, at, at);
 		return;
 	}

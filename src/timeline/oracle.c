@@ -56,9 +56,11 @@
  * durable_lsn, the record and the file) by the ceiling lock (third), which
  * is taken without the oracle lock held and is never held while waiting for
  * the oracle lock in exclusive mode by anyone else but its holder, nor
- * while waiting for a synchronous standby.  Lock order: controller lock, ceiling lock, oracle lock.  Nothing
- * that can fail runs under the oracle lock.  Waiters for the upper sleep on
- * upper_cv, broadcast whenever read_ts or a source upper advances.
+ * while waiting for a synchronous standby.  logged_upper is an atomic,
+ * only ever raised.  Lock order: controller lock, ceiling lock, oracle
+ * lock.  Nothing that can fail runs under the oracle lock.  Waiters for the
+ * upper sleep on upper_cv, broadcast whenever read_ts or a source upper
+ * advances.
  *
  * IDENTIFICATION
  *	  src/timeline/oracle.c
@@ -70,11 +72,13 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "access/xlog.h"
 #include "common/file_perm.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "port/atomics.h"
 #include "port/pg_crc32c.h"
 #include "storage/backendid.h"
 #include "storage/condition_variable.h"
@@ -86,8 +90,6 @@
 #include "storage/sinvaladt.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
-
-#include "access/xlog.h"
 
 #include "ceiling.h"
 #include "extension.h"
@@ -121,6 +123,8 @@ typedef struct MzcOracle
 	mzc_ts		resume_ts;		/* where the last bootstrap resumed */
 	mzc_ts		resume_wall;	/* the wall clock at that moment */
 	mzc_ts		replayed_upper; /* standby: the table upper replayed */
+	pg_atomic_uint64 logged_upper;	/* the largest table upper logged
+									 * (lock-free) */
 	/* Under the ceiling lock, not the oracle lock: */
 	mzc_ts		durable_ceiling;	/* the largest ceiling written */
 	XLogRecPtr	durable_lsn;	/* the end of its WAL record */
@@ -142,6 +146,7 @@ typedef struct MzcOracle
 static MzcOracle *oracle = NULL;
 
 static mzc_ts timeline_now_locked(void);
+static void log_upper(mzc_ts upper);
 
 /* This backend's write in the current transaction (mirrors its slot). */
 static MzcWriteState my_state = MZC_WRITE_NONE;
@@ -149,9 +154,6 @@ static mzc_ts my_write_ts = -1;
 
 /* The least commit timestamp the transaction's observations allow. */
 static mzc_ts my_floor = 0;
-
-/* The table upper this process last logged for standbys (the tick's). */
-static mzc_ts logged_upper = 0;
 
 /* Sealed before pre-commit, by the catalog (a registration time). */
 static bool my_sealed_early = false;
@@ -242,6 +244,32 @@ ceiling_replayed(mzc_ts ceiling)
 }
 
 /*
+ * Log the table upper for standbys (ceiling.c) if it is above every one
+ * logged so far, only where WAL can reach a standby.  The caller saw every
+ * commit below upper end, so their commit records precede this one.  The
+ * tick logs each advance; a read that waited for the timeline logs its
+ * own, so that a standby need not wait for the next tick to answer there.
+ */
+static void
+log_upper(mzc_ts upper)
+{
+	uint64		cur;
+
+	if (!XLogStandbyInfoActive() || RecoveryInProgress())
+		return;
+	cur = pg_atomic_read_u64(&oracle->logged_upper);
+	while ((mzc_ts) cur < upper)
+	{
+		if (pg_atomic_compare_exchange_u64(&oracle->logged_upper, &cur,
+										   (uint64) upper))
+		{
+			mzcoord_ceiling_log_upper(upper);
+			return;
+		}
+	}
+}
+
+/*
  * Recovery replays the table upper the primary's tick logged: every commit
  * below it is replayed.  Wakes standby readers waiting for it.
  */
@@ -299,6 +327,7 @@ mzcoord_oracle_shmem_init(LWLock *lock, LWLock *ceiling_lock, bool found)
 		oracle->resume_ts = 0;
 		oracle->resume_wall = 0;
 		oracle->replayed_upper = 0;
+		pg_atomic_init_u64(&oracle->logged_upper, 0);
 		oracle->durable_ceiling = ceiling;
 		oracle->durable_lsn = InvalidXLogRecPtr;
 		oracle->nsealed = 0;
@@ -833,16 +862,7 @@ mzcoord_oracle_tick(void)
 	upper = readable_locked() + 1;
 	LWLockRelease(oracle->lock);
 
-	/*
-	 * For standbys (ceiling.c): every commit below upper has ended, so its
-	 * commit record precedes this one.  Once per advance, only where WAL
-	 * can reach a standby.
-	 */
-	if (upper > logged_upper && XLogStandbyInfoActive())
-	{
-		mzcoord_ceiling_log_upper(upper);
-		logged_upper = upper;
-	}
+	log_upper(upper);
 	return upper;
 }
 
@@ -911,6 +931,8 @@ mzcoord_wait_for_table_upper(mzc_ts ts)
 		if (readable_locked() >= ts)
 		{
 			LWLockRelease(oracle->lock);
+			/* A standby can answer there now too, without the next tick. */
+			log_upper(ts + 1);
 			break;
 		}
 		for (int i = 0; i < oracle->nslots; i++)

@@ -1,7 +1,8 @@
 # Time travel on a hot standby (issue 22).
 #
-# A streaming standby (hot_standby_feedback on) serves mzcoord.read_at and
-# mzcoord.changes of tables and materialized views from what it replayed: the table
+# A streaming standby (hot_standby_feedback on) serves mzcoord.read_at,
+# mzcoord.changes, select_timestamp and explain_timestamp of tables and
+# materialized views from what it replayed: the table
 # timeline's upper from the oracle's WAL record, a view's upper and every
 # compaction bound from the replayed catalog.
 #
@@ -14,8 +15,13 @@
 #  3. once the primary compacted past a time, a standby read there (and
 #     changes after it) is refused with 55000, never answered from
 #     compacted history;
-#  4. the rest of the API refuses with 25006 on the standby;
-#  5. check_consistency() is clean on the primary.
+#  4. select_timestamp on the standby: strict serializable, started after
+#     a write on the primary returned, picks a time whose read on the
+#     standby sees it; serializable picks a replayed time; explain works;
+#     with the primary gone, strict fails clearly and serializable still
+#     answers;
+#  5. the rest of the API refuses with 25006 on the standby;
+#  6. check_consistency() is clean on the primary.
 use strict;
 use warnings;
 use FindBin;
@@ -122,10 +128,43 @@ is($standby->safe_psql('postgres', "SET statement_timeout = '60s';\n"
 	'1', 'a read above the bound still answers');
 
 # ---------------------------------------------------------------------------
-# 4. The rest of the API is refused as in a read-only transaction
+# 4. Timestamp selection on the standby
+# ---------------------------------------------------------------------------
+foreach my $round (1 .. 3)
+{
+	my $t_w = $primary->safe_psql('postgres', qq{
+		INSERT INTO sr VALUES (100 + $round, 'strict');
+		SELECT mzcoord.last_commit_ts();});
+	# Started after the write returned: strict serializable must see it.
+	# The reads at that time follow in the same session, which learnt the
+	# view's upper from the primary (the view is idle since its refresh).
+	my ($t_s, $seen, $view) = split /\|/, $standby->safe_psql('postgres', qq{
+		SET statement_timeout = '60s';
+		SELECT mzcoord.select_timestamp(ARRAY['sr'::regclass, 'srv'::regclass]) AS t \\gset
+		SELECT :t || '|' || (SELECT count(*) FROM mzcoord.read_at(NULL::sr, :t) WHERE k = 100 + $round)
+		       || '|' || (SELECT n || '/' || total FROM mzcoord.read_at(NULL::srv, :t));});
+	cmp_ok($t_s, '>=', $t_w, "round $round: the strict time on the standby is at or after the write");
+	is($seen, '1', "round $round: a standby read at the strict time sees the write");
+	is($view, $primary->safe_psql('postgres', sprintf($view_sql, $t_s)),
+		"round $round: the view at the strict time reads as on the primary ($view)");
+}
+my $t_ser = $standby->safe_psql('postgres',
+	q{SELECT mzcoord.select_timestamp(ARRAY['sr'::regclass], 'serializable')});
+is($standby->safe_psql('postgres', sprintf($table_sql, $t_ser)),
+	$primary->safe_psql('postgres', sprintf($table_sql, $t_ser)),
+	'a serializable time on the standby reads as on the primary');
+like($standby->safe_psql('postgres',
+		q{SELECT mzcoord.explain_timestamp(ARRAY['sr'::regclass], 'serializable')}),
+	qr/query timestamp: \d+/, 'explain_timestamp works on the standby');
+($ret, $out, $err) = $standby->psql('postgres', "\\set VERBOSITY verbose\n"
+	  . "SELECT mzcoord.select_timestamp(ARRAY['sr'::regclass], 'serializable', $t_old)");
+like($err, qr/55000: timestamp $t_old is not valid for all inputs/,
+	'select_timestamp as of a compacted time is refused on the standby');
+
+# ---------------------------------------------------------------------------
+# 5. The rest of the API is refused as in a read-only transaction
 # ---------------------------------------------------------------------------
 foreach my $call (
-	q{SELECT mzcoord.select_timestamp(ARRAY['sr'::regclass])},
 	q{SELECT mzcoord.acquire_read_hold(ARRAY['sr'::regclass])},
 	q{SELECT mzcoord.create_lease('l', ARRAY['sr'::regclass])},
 	q{SELECT mzcoord.set_retain_history('sr', '1 day')},
@@ -138,6 +177,15 @@ foreach my $call (
 
 is($primary->safe_psql('postgres', 'SELECT count(*) FROM mzcoord.check_consistency()'),
 	'0', 'check_consistency() is clean on the primary');
-$standby->stop;
+
+# Without the primary, strict serializable says why it cannot answer.
 $primary->stop;
+($ret, $out, $err) = $standby->psql('postgres', "\\set VERBOSITY verbose\n"
+	  . q{SELECT mzcoord.select_timestamp(ARRAY['sr'::regclass])});
+like($err, qr/08006: a strict serializable read on a standby could not (connect to the primary|get the primary's read timestamp)/,
+	'strict serializable on the standby without the primary fails with 08006');
+like($standby->safe_psql('postgres',
+		q{SELECT mzcoord.select_timestamp(ARRAY['sr'::regclass], 'serializable')}),
+	qr/^\d+$/, 'serializable still answers on the standby');
+$standby->stop;
 done_testing();

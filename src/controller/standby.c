@@ -1,0 +1,451 @@
+/*-------------------------------------------------------------------------
+ *
+ * standby.c
+ *	  A collection's frontiers on a hot standby, from what recovery
+ *	  replayed, instead of from the coordinator, which does not run there;
+ *	  the reads of the data plane (read_at, changes) and timestamp
+ *	  selection use them there.
+ *
+ * A standby holds a copy of everything a read needs: the history and the
+ * relation, the catalog (each collection's compaction bound and durable
+ * upper) and, from the oracle's WAL records, the table timeline's upper
+ * (ceiling.c).  A read at `at` on a standby (storage/read.c,
+ * storage/changes.c)
+ *
+ * 1. waits until `at` is below the replayed upper: every write at or
+ *	  before `at` is then replayed (a table's through the timeline's record,
+ *	  which follows every commit below it in WAL; a source's or a
+ *	  materialized view's through its catalog upper, committed with the
+ *	  updates);
+ * 2. takes its snapshot, and only then
+ * 3. reads the collection's compaction bound in that snapshot: a bound at
+ *	  or below `at` means that no compaction the snapshot can see passed
+ *	  `at` (the primary commits a bound before it compacts up to it, and a
+ *	  standby's snapshots follow the commit order of WAL), so the read is
+ *	  exact; a bound above `at` refuses the read (55000), exactly as the
+ *	  primary refuses a read below a since.
+ *
+ * Nothing here holds a time beyond the reading statement: the snapshot
+ * keeps what it needs (history rows a later compaction removes stay
+ * visible to it, and with hot_standby_feedback the primary keeps them; a
+ * conflict cancels the query rather than answer wrongly).
+ *
+ * Timestamp selection on a standby (selection.c) decides from the same
+ * frontiers; a strict serializable one first asks the primary for its read
+ * timestamp (mzcoord_standby_primary_read_ts).
+ *
+ * IDENTIFICATION
+ *	  src/controller/standby.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlogrecovery.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "replication/walreceiver.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/pg_lsn.h"
+#include "utils/snapmgr.h"
+#include "utils/tuplestore.h"
+
+#include "acquire.h"
+#include "errors.h"
+#include "ids.h"
+#include "oracle.h"
+#include "settings.h"
+#include "standby.h"
+#include "support.h"
+
+/* The durable upper of a collection other than a table (NULL: empty). */
+static const char *const upper_sql =
+"SELECT c.upper FROM mzcoord.collections c WHERE c.global_id = $1";
+
+/* The tables' shared durable upper, published by the coordinator. */
+static const char *const timeline_sql =
+"SELECT e.timeline FROM mzcoord.coordinator_epoch e";
+
+/* The compaction bound, in the read's snapshot (NULL: empty). */
+static const char *const bound_sql =
+"SELECT b.bound FROM mzcoord.compaction_bounds b"
+" WHERE b.global_id = $1";
+
+/*
+ * Uppers the primary reported to this backend's strict serializable reads
+ * (mzcoord_standby_primary_read_ts), for collections whose durable upper
+ * lags their live one: an idle materialized view's upper advances in the
+ * primary's memory only, until its next refresh.  Each holds from the
+ * moment this standby has replayed the WAL position the primary reported
+ * with it: every refresh below the upper had committed before it.  A few
+ * entries, the oldest replaced first.
+ */
+#define MZC_PRIMARY_UPPERS 64
+
+typedef struct MzcPrimaryUpper
+{
+	Oid			relid;
+	mzc_frontier upper;
+	XLogRecPtr	lsn;
+} MzcPrimaryUpper;
+
+static MzcPrimaryUpper primary_uppers[MZC_PRIMARY_UPPERS];
+static int	nprimary_uppers = 0;
+static int	next_primary_upper = 0;
+
+static void
+remember_primary_upper(Oid relid, mzc_frontier upper, XLogRecPtr lsn)
+{
+	int			i;
+
+	for (i = 0; i < nprimary_uppers; i++)
+		if (primary_uppers[i].relid == relid)
+			break;
+	if (i == nprimary_uppers)
+	{
+		if (nprimary_uppers < MZC_PRIMARY_UPPERS)
+			i = nprimary_uppers++;
+		else
+		{
+			i = next_primary_upper;
+			next_primary_upper = (next_primary_upper + 1) % MZC_PRIMARY_UPPERS;
+		}
+	}
+	primary_uppers[i].relid = relid;
+	primary_uppers[i].upper = upper;
+	primary_uppers[i].lsn = lsn;
+}
+
+/* upper, or the primary's report for relid once replayed, if later. */
+static mzc_frontier
+with_primary_upper(Oid relid, mzc_frontier upper)
+{
+	for (int i = 0; i < nprimary_uppers; i++)
+		if (primary_uppers[i].relid == relid &&
+			primary_uppers[i].lsn <= GetXLogReplayRecPtr(NULL) &&
+			mzc_frontier_lt(upper, primary_uppers[i].upper))
+			return primary_uppers[i].upper;
+	return upper;
+}
+
+/*
+ * Run sql (one text parameter, the global id gid, or none if gid is NULL) and return the first column of
+ * its one row: *found false if there is no row, *isnull if it is NULL.  In
+ * snapshot if given, else in a fresh one.
+ */
+static int64
+standby_value(const char *sql, const char *gid, Snapshot snapshot,
+			  bool *found, bool *isnull)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	int64		v = 0;
+	int			rc;
+
+	values[0] = gid ? CStringGetTextDatum(gid) : (Datum) 0;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (snapshot != NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, gid ? 1 : 0, argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+		rc = SPI_execute_snapshot(plan, values, NULL, snapshot,
+								  InvalidSnapshot, true, false, 1);
+	}
+	else
+		rc = SPI_execute_with_args(sql, gid ? 1 : 0, argtypes, values, NULL,
+								   true, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "mzcoord: could not read the replayed catalog: %s",
+			 SPI_result_code_string(rc));
+	*found = SPI_processed > 0;
+	*isnull = true;
+	if (*found)
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
+									  SPI_tuptable->tupdesc, 1, isnull);
+
+		if (!*isnull)
+			v = DatumGetInt64(d);
+	}
+	SPI_finish();
+	return v;
+}
+
+/* The collection of relid on this standby: its global id and kind. */
+bool
+mzcoord_standby_collection(Oid relid, int64 *gid, MzcKind *kind)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	bool		found;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT s.global_id, s.kind FROM mzcoord.storage s"
+							  " WHERE s.relation OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "mzcoord: could not read the replayed catalog");
+	found = SPI_processed > 0;
+	if (found &&
+		(!mzcoord_parse_gid(SPI_getvalue(SPI_tuptable->vals[0],
+										 SPI_tuptable->tupdesc, 1), gid) ||
+		 !mzcoord_kind_parse(SPI_getvalue(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 2), kind)))
+		elog(ERROR, "invalid row in mzcoord.storage for relation %u", relid);
+	SPI_finish();
+	return found;
+}
+
+/*
+ * The replayed upper of collection gid (of relid, of kind), in a fresh
+ * snapshot.
+ */
+mzc_frontier
+mzcoord_standby_upper(Oid relid, int64 gid, MzcKind kind)
+{
+	mzc_frontier upper = {false, 0};
+	bool		found;
+	bool		isnull;
+
+	if (kind == MZC_KIND_TABLE)
+	{
+		int64		durable = standby_value(timeline_sql, NULL, NULL, &found,
+											&isnull);
+
+		upper.ts = mzcoord_oracle_replayed_upper();
+		if (found && !isnull)
+			upper.ts = Max(upper.ts, durable);
+		return upper;
+	}
+	upper.ts = standby_value(upper_sql, mzcoord_gid_text(gid), NULL, &found,
+							 &isnull);
+	if (!found)
+		mzcoord_report_not_registered(relid);
+	upper.empty = isnull;		/* NULL: the empty upper, complete */
+	if (isnull)
+		upper.ts = 0;
+	return with_primary_upper(relid, upper);
+}
+
+/*
+ * The compaction bound of collection gid (of relid) in snapshot: no read
+ * below it is exact there.
+ */
+mzc_frontier
+mzcoord_standby_since(Oid relid, int64 gid, Snapshot snapshot)
+{
+	mzc_frontier since = {false, 0};
+	bool		found;
+	bool		isnull;
+
+	since.ts = standby_value(bound_sql, mzcoord_gid_text(gid), snapshot,
+							 &found, &isnull);
+	if (!found)
+		mzcoord_report_not_registered(relid);
+	if (isnull)
+		since.ts = 0;
+	since.empty = isnull;
+	return since;
+}
+
+/*
+ * Wait until `at` is complete on this standby (cancellable; the standby
+ * replays the primary's progress, nothing here can speed it up).
+ */
+void
+mzcoord_standby_wait_complete(Oid relid, int64 gid, MzcKind kind, int64 at)
+{
+	/* As on the primary: a table's timeline never reaches such a time. */
+	if (kind == MZC_KIND_TABLE)
+		mzcoord_check_user_time(at, "timestamp");
+	for (;;)
+	{
+		mzcoord_prepare_upper_wait();
+		if (!mzc_frontier_le_ts(mzcoord_standby_upper(relid, gid, kind), at))
+			break;
+		CHECK_FOR_INTERRUPTS();
+		mzcoord_upper_wait(100);
+	}
+	mzcoord_end_upper_wait();
+}
+
+/*
+ * Refuse the read at `at` if the collection's compaction bound in snapshot
+ * (the read's own) is above it.
+ */
+void
+mzcoord_standby_check_read(Oid relid, int64 gid, int64 at, Snapshot snapshot)
+{
+	mzc_frontier since = mzcoord_standby_since(relid, gid, snapshot);
+
+	if (!mzc_frontier_le_ts(since, at))
+	{
+		const char *name = mzcoord_qualified_relname(relid);
+
+		mzcoord_report_since_violation(at, 1, &name, &since);
+	}
+}
+
+/* ----------------------------------------------------------------
+ * The primary's read timestamp, for a strict serializable read
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * This backend's connection to the primary, kept for its later strict
+ * reads (dropped after a failure, made again by the next one).
+ */
+static WalReceiverConn *primary_conn = NULL;
+
+static void
+primary_connect(void)
+{
+	char	   *err = NULL;
+	char	   *conninfo;
+	StringInfoData buf;
+
+	if (PrimaryConnInfo == NULL || PrimaryConnInfo[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("a strict serializable read on a standby needs a connection to the primary"),
+				 errdetail("primary_conninfo is not set."),
+				 errhint("Read with isolation \"serializable\", or set primary_conninfo.")));
+	load_file("libpqwalreceiver", false);
+	/* A later keyword wins: the database the coordinator serves. */
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "%s dbname='", PrimaryConnInfo);
+	for (const char *c = mzcoord_database; *c; c++)
+	{
+		if (*c == '\'' || *c == '\\')
+			appendStringInfoChar(&buf, '\\');
+		appendStringInfoChar(&buf, *c);
+	}
+	appendStringInfoChar(&buf, '\'');
+	conninfo = buf.data;
+	primary_conn = walrcv_connect(conninfo, true, "mzcoord standby read", &err);
+	pfree(conninfo);
+	if (primary_conn == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("a strict serializable read on a standby could not connect to the primary"),
+				 errdetail("%s", err ? err : "unknown error"),
+				 errhint("Read with isolation \"serializable\", or check primary_conninfo.")));
+}
+
+/* Run sql on the primary; on failure drop the connection and raise. */
+static WalRcvExecResult *
+primary_exec(const char *sql, int ntypes, Oid *types)
+{
+	WalRcvExecResult *res = walrcv_exec(primary_conn, sql, ntypes, types);
+
+	if (res->status != WALRCV_OK_TUPLES)
+	{
+		char	   *msg = pstrdup(res->err ? res->err : "no result");
+
+		walrcv_clear_result(res);
+		walrcv_disconnect(primary_conn);
+		primary_conn = NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("a strict serializable read on a standby could not get the primary's read timestamp"),
+				 errdetail("%s", msg)));
+	}
+	return res;
+}
+
+/*
+ * After the primary's read timestamp: the live uppers of relids[0..n) on
+ * the primary and its WAL insert position, read together once that time
+ * was complete there, into primary_uppers.
+ */
+static void
+primary_uppers_after(const Oid *relids, int n)
+{
+	Oid			types[3] = {OIDOID, INT8OID, PG_LSNOID};
+	StringInfoData sql;
+	WalRcvExecResult *res;
+	TupleTableSlot *slot;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql,
+						   "SELECT f.relation::pg_catalog.oid, f.upper,"
+						   " pg_catalog.pg_current_wal_insert_lsn()"
+						   " FROM mzcoord.frontiers f WHERE f.relation::pg_catalog.oid"
+						   " OPERATOR(pg_catalog.=) ANY (ARRAY[");
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&sql, "%s%u", i > 0 ? ", " : "", relids[i]);
+	appendStringInfoString(&sql, "]::pg_catalog.oid[])");
+	res = primary_exec(sql.data, 3, types);
+	slot = MakeSingleTupleTableSlot(res->tupledesc, &TTSOpsMinimalTuple);
+	while (tuplestore_gettupleslot(res->tuplestore, true, false, slot))
+	{
+		bool		relnull;
+		bool		uppernull;
+		bool		lsnnull;
+		Datum		rel = slot_getattr(slot, 1, &relnull);
+		Datum		up = slot_getattr(slot, 2, &uppernull);
+		Datum		lsn = slot_getattr(slot, 3, &lsnnull);
+		mzc_frontier upper = {uppernull, uppernull ? 0 : DatumGetInt64(up)};
+
+		if (!relnull && !lsnnull)
+			remember_primary_upper(DatumGetObjectId(rel), upper,
+								   DatumGetLSN(lsn));
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	walrcv_clear_result(res);
+}
+
+/*
+ * The primary's strict serializable read timestamp for relids[0..n), which
+ * are the same relations there (a physical standby has the primary's
+ * OIDs): select_timestamp on the primary closes the timeline at every
+ * write committed so far and waits until its time is complete there.  A
+ * standby read at or after it, once replayed past it, sees every write
+ * that committed before this call began.  Asked through
+ * primary_conninfo (a replication connection to the database mzcoord
+ * serves, with the privileges of that role).  The primary's live uppers of
+ * the relations come along (primary_uppers_after): a materialized view
+ * the primary advanced in memory only is then readable here up to there,
+ * once this standby has replayed as far as the primary had written.
+ */
+mzc_ts
+mzcoord_standby_primary_read_ts(const Oid *relids, int n)
+{
+	Oid			types[1] = {INT8OID};
+	StringInfoData sql;
+	WalRcvExecResult *res;
+	TupleTableSlot *slot;
+	bool		isnull = true;
+	mzc_ts		ts = 0;
+
+	if (primary_conn == NULL)
+		primary_connect();
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT mzcoord.select_timestamp(ARRAY[");
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&sql, "%s%u", i > 0 ? ", " : "", relids[i]);
+	appendStringInfoString(&sql, "]::pg_catalog.oid[]::pg_catalog.regclass[], 'strict serializable')");
+	res = primary_exec(sql.data, 1, types);
+	slot = MakeSingleTupleTableSlot(res->tupledesc, &TTSOpsMinimalTuple);
+	if (tuplestore_gettupleslot(res->tuplestore, true, false, slot))
+	{
+		Datum		d = slot_getattr(slot, 1, &isnull);
+
+		if (!isnull)
+			ts = DatumGetInt64(d);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	walrcv_clear_result(res);
+	if (isnull)
+		elog(ERROR, "mzcoord: the primary returned no read timestamp");
+	primary_uppers_after(relids, n);
+	return ts;
+}
