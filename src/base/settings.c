@@ -32,6 +32,7 @@ bool		mzcoord_read_only = false;
 bool		mzcoord_incremental = true;
 char	   *mzcoord_failpoint = NULL;
 int			mzcoord_clock_offset = 0;
+bool		mzcoord_log_read_upper = false;
 int			mzcoord_ready_timeout = 10000;
 int			mzcoord_max_future = 366 * 24 * 60;
 int			mzcoord_max_holds_per_backend = -1;
@@ -256,6 +257,22 @@ define_mode_settings(void)
 	 * strict reads close the timeline, up to that far ahead) and show that
 	 * the durable ceiling carries such times across a crash or a failover.
 	 */
+	/*
+	 * Set by a standby's strict serializable reads on their connection to
+	 * the primary (controller/standby.c): the primary then logs the table
+	 * upper at the read's time at once, rather than at its next tick.
+	 */
+	DefineCustomBoolVariable("mzcoord.log_read_upper",
+							 "Logs in WAL the table upper at the time each strict serializable read of this session chose.",
+							 "A standby that replayed it can answer at that time without "
+							 "waiting for the coordinator's next tick.  Standbys set it on "
+							 "their own connections to the primary.",
+							 &mzcoord_log_read_upper,
+							 false,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
 	DefineCustomIntVariable("mzcoord.clock_offset",
 							"Test only: moves this session's clock ahead by this much.",
 							"Its writes and strict serializable reads then put the "

@@ -332,6 +332,25 @@ primary_connect(void)
 	conninfo = buf.data;
 	primary_conn = walrcv_connect(conninfo, true, "mzcoord standby read", &err);
 	pfree(conninfo);
+	if (primary_conn != NULL)
+	{
+		Oid			types[1] = {TEXTOID};
+		WalRcvExecResult *res;
+
+		/* The primary logs the upper at our read times at once. */
+		res = walrcv_exec(primary_conn,
+						  "SELECT pg_catalog.set_config('mzcoord.log_read_upper', 'on', false)",
+						  1, types);
+		if (res->status != WALRCV_OK_TUPLES)
+		{
+			err = pstrdup(res->err ? res->err : "no result");
+			walrcv_clear_result(res);
+			walrcv_disconnect(primary_conn);
+			primary_conn = NULL;
+		}
+		else
+			walrcv_clear_result(res);
+	}
 	if (primary_conn == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),

@@ -247,8 +247,12 @@ ceiling_replayed(mzc_ts ceiling)
  * Log the table upper for standbys (ceiling.c) if it is above every one
  * logged so far, only where WAL can reach a standby.  The caller saw every
  * commit below upper end, so their commit records precede this one.  The
- * tick logs each advance; a read that waited for the timeline logs its
- * own, so that a standby need not wait for the next tick to answer there.
+ * tick logs each advance.  In a session with mzcoord.log_read_upper (the
+ * connection a standby's strict reads use) a strict read, and a read that
+ * waited for the timeline, log their own, so that the standby need not
+ * wait for the next tick to answer at the time the primary gave it; other
+ * sessions' reads write no WAL.  Not flushed: the next commit or the WAL
+ * writer (wal_writer_delay) sends it on.
  */
 static void
 log_upper(mzc_ts upper)
@@ -521,11 +525,16 @@ mzcoord_oracle_read_ts_upper(mzc_ts *upper)
 	{
 		*upper = readable_locked() + 1;
 		LWLockRelease(oracle->lock);
-		return target;
 	}
-	LWLockRelease(oracle->lock);
-	target = close_at(target);
-	*upper = mzcoord_table_upper();
+	else
+	{
+		LWLockRelease(oracle->lock);
+		target = close_at(target);
+		*upper = mzcoord_table_upper();
+	}
+	/* A standby's strict read asked the primary for this time (log_upper). */
+	if (mzcoord_log_read_upper)
+		log_upper(*upper);
 	return target;
 }
 
@@ -932,7 +941,8 @@ mzcoord_wait_for_table_upper(mzc_ts ts)
 		{
 			LWLockRelease(oracle->lock);
 			/* A standby can answer there now too, without the next tick. */
-			log_upper(ts + 1);
+			if (mzcoord_log_read_upper)
+				log_upper(ts + 1);
 			break;
 		}
 		for (int i = 0; i < oracle->nslots; i++)
