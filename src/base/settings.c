@@ -33,6 +33,7 @@ bool		mzcoord_incremental = true;
 char	   *mzcoord_failpoint = NULL;
 int			mzcoord_clock_offset = 0;
 bool		mzcoord_log_read_upper = false;
+int			mzcoord_standby_lease_ttl = 60;
 int			mzcoord_ready_timeout = 10000;
 int			mzcoord_max_future = 366 * 24 * 60;
 int			mzcoord_max_holds_per_backend = -1;
@@ -272,6 +273,17 @@ define_mode_settings(void)
 							 PGC_USERSET,
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
+
+	/* Read by the lease keeper of a standby (worker/keeper.c). */
+	DefineCustomIntVariable("mzcoord.standby_lease_ttl",
+							"Time to live of the lease a standby keeps on the primary for its readers.",
+							"Renewed every third of it while readers hold times; once the "
+							"standby is gone the primary keeps the history this long.",
+							&mzcoord_standby_lease_ttl,
+							60, 3, 24 * 60 * 60,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("mzcoord.clock_offset",
 							"Test only: moves this session's clock ahead by this much.",

@@ -31,6 +31,7 @@ extern bool mzcoord_incremental;
 extern char *mzcoord_failpoint;
 extern int	mzcoord_clock_offset;
 extern bool mzcoord_log_read_upper;
+extern int	mzcoord_standby_lease_ttl;
 extern int	mzcoord_max_leases;
 extern int	mzcoord_max_lease_ttl;
 

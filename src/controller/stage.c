@@ -52,6 +52,7 @@
 #include "readhold.h"
 #include "shmem.h"
 #include "stage.h"
+#include "standby.h"
 #include "support.h"
 #include "frontier.h"
 
@@ -519,6 +520,7 @@ mzc_xact_callback(XactEvent event, void *arg)
 			break;
 
 		case XACT_EVENT_COMMIT:
+			mzcoord_standby_release();
 			/* Publication and hold release form one critical section. */
 			if (staged != NIL || mzcoord_local_hold_count() > 0 ||
 				mzcoord_lease_pending())
@@ -532,6 +534,7 @@ mzc_xact_callback(XactEvent event, void *arg)
 			break;
 
 		case XACT_EVENT_ABORT:
+			mzcoord_standby_release();
 			mzc_discard();
 			mzcoord_lease_abort();
 			mzcoord_release_local_holds();

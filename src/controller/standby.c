@@ -49,8 +49,12 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "replication/walreceiver.h"
+#include "storage/latch.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/pg_lsn.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
@@ -305,55 +309,80 @@ mzcoord_standby_check_read(Oid relid, int64 gid, int64 at, Snapshot snapshot)
  */
 static WalReceiverConn *primary_conn = NULL;
 
+/*
+ * A replication connection to the primary (primary_conninfo, to the
+ * database mzcoord serves) under appname, allocated for the life of the
+ * process; NULL with *err set if there is none.
+ */
+WalReceiverConn *
+mzcoord_primary_connect(const char *appname, char **err)
+{
+	StringInfoData conninfo;
+	WalReceiverConn *conn;
+	MemoryContext old;
+
+	if (PrimaryConnInfo == NULL || PrimaryConnInfo[0] == '\0')
+	{
+		*err = pstrdup("primary_conninfo is not set.");
+		return NULL;
+	}
+	load_file("libpqwalreceiver", false);
+	/* A later keyword wins: the database the coordinator serves. */
+	initStringInfo(&conninfo);
+	appendStringInfo(&conninfo, "%s dbname='", PrimaryConnInfo);
+	for (const char *c = mzcoord_database; *c; c++)
+	{
+		if (*c == '\'' || *c == '\\')
+			appendStringInfoChar(&conninfo, '\\');
+		appendStringInfoChar(&conninfo, *c);
+	}
+	appendStringInfoChar(&conninfo, '\'');
+	/* Kept across queries and transactions: it lives as long as we do. */
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	conn = walrcv_connect(conninfo.data, true, appname, err);
+	MemoryContextSwitchTo(old);
+	pfree(conninfo.data);
+	return conn;
+}
+
+/*
+ * Run sql, a statement returning one column, on the primary; false with
+ * *err set if it failed.  The result is not looked at.
+ */
+bool
+mzcoord_primary_command(WalReceiverConn *conn, const char *sql, char **err)
+{
+	Oid			types[1] = {TEXTOID};
+	WalRcvExecResult *res = walrcv_exec(conn, sql, 1, types);
+	bool		ok = res->status == WALRCV_OK_TUPLES ||
+		res->status == WALRCV_OK_COMMAND;
+
+	if (!ok)
+		*err = pstrdup(res->err ? res->err : "no result");
+	walrcv_clear_result(res);
+	return ok;
+}
+
 static void
 primary_connect(void)
 {
 	char	   *err = NULL;
-	char	   *conninfo;
-	StringInfoData buf;
 
-	if (PrimaryConnInfo == NULL || PrimaryConnInfo[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("a strict serializable read on a standby needs a connection to the primary"),
-				 errdetail("primary_conninfo is not set."),
-				 errhint("Read with isolation \"serializable\", or set primary_conninfo.")));
-	load_file("libpqwalreceiver", false);
-	/* A later keyword wins: the database the coordinator serves. */
-	initStringInfo(&buf);
-	appendStringInfo(&buf, "%s dbname='", PrimaryConnInfo);
-	for (const char *c = mzcoord_database; *c; c++)
+	primary_conn = mzcoord_primary_connect("mzcoord standby read", &err);
+	/* The primary logs the upper at our read times at once. */
+	if (primary_conn != NULL &&
+		!mzcoord_primary_command(primary_conn,
+								 "SELECT pg_catalog.set_config('mzcoord.log_read_upper', 'on', false)",
+								 &err))
 	{
-		if (*c == '\'' || *c == '\\')
-			appendStringInfoChar(&buf, '\\');
-		appendStringInfoChar(&buf, *c);
-	}
-	appendStringInfoChar(&buf, '\'');
-	conninfo = buf.data;
-	primary_conn = walrcv_connect(conninfo, true, "mzcoord standby read", &err);
-	pfree(conninfo);
-	if (primary_conn != NULL)
-	{
-		Oid			types[1] = {TEXTOID};
-		WalRcvExecResult *res;
-
-		/* The primary logs the upper at our read times at once. */
-		res = walrcv_exec(primary_conn,
-						  "SELECT pg_catalog.set_config('mzcoord.log_read_upper', 'on', false)",
-						  1, types);
-		if (res->status != WALRCV_OK_TUPLES)
-		{
-			err = pstrdup(res->err ? res->err : "no result");
-			walrcv_clear_result(res);
-			walrcv_disconnect(primary_conn);
-			primary_conn = NULL;
-		}
-		else
-			walrcv_clear_result(res);
+		walrcv_disconnect(primary_conn);
+		primary_conn = NULL;
 	}
 	if (primary_conn == NULL)
 		ereport(ERROR,
-				(errcode(ERRCODE_CONNECTION_FAILURE),
+				(PrimaryConnInfo == NULL || PrimaryConnInfo[0] == '\0' ?
+				 errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE) :
+				 errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("a strict serializable read on a standby could not connect to the primary"),
 				 errdetail("%s", err ? err : "unknown error"),
 				 errhint("Read with isolation \"serializable\", or check primary_conninfo.")));
@@ -467,4 +496,150 @@ mzcoord_standby_primary_read_ts(const Oid *relids, int n)
 		elog(ERROR, "mzcoord: the primary returned no read timestamp");
 	primary_uppers_after(relids, n);
 	return ts;
+}
+
+/* ----------------------------------------------------------------
+ * Standby holds: the times this standby's transactions read at
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Each backend's hold: the least time its transaction selected or read at
+ * on this standby, and the relations (up to MZC_STANDBY_HOLD_RELS; past
+ * that the hold covers the first ones only, and the rest are as
+ * unprotected as without a hold).  The lease keeper (worker/keeper.c)
+ * keeps one lease on the primary at the least held time over all of them.
+ *
+ * LOCKING: the area's spinlock guards every slot; a backend writes only
+ * its own, the keeper only reads.  Nothing but copying happens under it.
+ */
+#define MZC_STANDBY_HOLD_RELS 16
+
+typedef struct MzcStandbyHold
+{
+	mzc_ts		ts;				/* -1: none */
+	int			nrels;
+	Oid			relids[MZC_STANDBY_HOLD_RELS];
+} MzcStandbyHold;
+
+typedef struct MzcStandbyHolds
+{
+	slock_t		mutex;
+	Latch	   *keeper;			/* set when a hold is taken */
+	int			nslots;
+	MzcStandbyHold slots[FLEXIBLE_ARRAY_MEMBER];
+} MzcStandbyHolds;
+
+static MzcStandbyHolds *standby_holds = NULL;
+static bool my_standby_hold = false;
+
+Size
+mzcoord_standby_shmem_size(void)
+{
+	return add_size(offsetof(MzcStandbyHolds, slots),
+					mul_size(MaxBackends + 1, sizeof(MzcStandbyHold)));
+}
+
+void
+mzcoord_standby_shmem_init(void)
+{
+	bool		found;
+
+	standby_holds = ShmemInitStruct("mzcoord standby holds",
+									mzcoord_standby_shmem_size(), &found);
+	if (!found)
+	{
+		SpinLockInit(&standby_holds->mutex);
+		standby_holds->keeper = NULL;
+		standby_holds->nslots = MaxBackends + 1;
+		for (int i = 0; i < standby_holds->nslots; i++)
+		{
+			standby_holds->slots[i].ts = -1;
+			standby_holds->slots[i].nrels = 0;
+		}
+	}
+}
+
+/*
+ * Hold relids[0..n) at ts on this standby until the transaction ends: the
+ * lease keeper asks the primary to keep their history from there.  Joins
+ * an earlier hold of the transaction (the least time, the union).
+ */
+void
+mzcoord_standby_hold(const Oid *relids, int n, mzc_ts ts)
+{
+	MzcStandbyHold *h = &standby_holds->slots[MyBackendId];
+	Latch	   *keeper;
+
+	if (n == 0)
+		return;
+	SpinLockAcquire(&standby_holds->mutex);
+	if (h->ts < 0 || ts < h->ts)
+		h->ts = ts;
+	for (int i = 0; i < n; i++)
+	{
+		bool		have = false;
+
+		for (int j = 0; j < h->nrels && !have; j++)
+			have = h->relids[j] == relids[i];
+		if (!have && h->nrels < MZC_STANDBY_HOLD_RELS)
+			h->relids[h->nrels++] = relids[i];
+	}
+	keeper = standby_holds->keeper;
+	SpinLockRelease(&standby_holds->mutex);
+	my_standby_hold = true;
+	if (keeper != NULL)
+		SetLatch(keeper);
+}
+
+/* At the end of the transaction: its standby hold goes. */
+void
+mzcoord_standby_release(void)
+{
+	MzcStandbyHold *h;
+
+	if (!my_standby_hold)
+		return;
+	h = &standby_holds->slots[MyBackendId];
+	SpinLockAcquire(&standby_holds->mutex);
+	h->ts = -1;
+	h->nrels = 0;
+	SpinLockRelease(&standby_holds->mutex);
+	my_standby_hold = false;
+}
+
+/*
+ * For the lease keeper: the least held time (-1 if nothing is held) and the
+ * held relations, sorted, into relids (room for max), their number into
+ * *n.  latch becomes the keeper's, set at each new hold.
+ */
+mzc_ts
+mzcoord_standby_held(Oid *relids, int max, int *n, Latch *latch)
+{
+	mzc_ts		least = -1;
+
+	*n = 0;
+	SpinLockAcquire(&standby_holds->mutex);
+	standby_holds->keeper = latch;
+	for (int i = 0; i < standby_holds->nslots; i++)
+	{
+		MzcStandbyHold *h = &standby_holds->slots[i];
+
+		if (h->ts < 0)
+			continue;
+		if (least < 0 || h->ts < least)
+			least = h->ts;
+		for (int r = 0; r < h->nrels; r++)
+		{
+			bool		have = false;
+
+			for (int j = 0; j < *n && !have; j++)
+				have = relids[j] == h->relids[r];
+			if (!have && *n < max)
+				relids[(*n)++] = h->relids[r];
+		}
+	}
+	SpinLockRelease(&standby_holds->mutex);
+	qsort(relids, *n, sizeof(Oid), oid_cmp);
+	return least;
 }

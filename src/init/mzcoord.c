@@ -27,12 +27,14 @@
 #include "controller.h"
 #include "dispatch.h"
 #include "extension.h"
+#include "keeper.h"
 #include "lease.h"
 #include "oracle.h"
 #include "readscan.h"
 #include "settings.h"
 #include "shmem.h"
 #include "stage.h"
+#include "standby.h"
 #include "worker.h"
 
 PG_MODULE_MAGIC;
@@ -90,6 +92,12 @@ compaction_area_init(LWLockPadded *locks, bool found)
 }
 
 static void
+standby_area_init(LWLockPadded *locks, bool found)
+{
+	mzcoord_standby_shmem_init();
+}
+
+static void
 controller_area_init(LWLockPadded *locks, bool found)
 {
 	mzcoord_controller_shmem_init(&locks[MZC_LOCK_CONTROLLER].lock, found);
@@ -104,7 +112,7 @@ _PG_init(void)
 	/*
 	 * In initialisation order: the worker status, the oracle, the
 	 * controller, its leases, the DROP EXTENSION guard, the maintenance
-	 * slots, the compactor's counters and latch.
+	 * slots, the compactor's counters and latch, the standby holds.
 	 */
 	mzcoord_shmem_register(mzcoord_worker_shmem_size, mzcoord_worker_shmem_init);
 	mzcoord_shmem_register(mzcoord_oracle_shmem_size, oracle_area_init);
@@ -113,6 +121,7 @@ _PG_init(void)
 	mzcoord_shmem_register(mzcoord_drop_guard_shmem_size, drop_guard_area_init);
 	mzcoord_shmem_register(mzcoord_dispatch_shmem_size, dispatch_area_init);
 	mzcoord_shmem_register(mzcoord_compaction_shmem_size, compaction_area_init);
+	mzcoord_shmem_register(mzcoord_standby_shmem_size, standby_area_init);
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = mzc_shmem_request_hook;
 	prev_shmem_startup_hook = shmem_startup_hook;
@@ -121,6 +130,7 @@ _PG_init(void)
 
 	mzcoord_oracle_register_wal();
 	mzcoord_register_launcher();
+	mzcoord_register_keeper();
 	mzcoord_stage_init();
 	mzcoord_readscan_init();
 }

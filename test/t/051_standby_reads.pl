@@ -137,9 +137,11 @@ foreach my $round (1 .. 3)
 		SELECT mzcoord.last_commit_ts();});
 	# Started after the write returned: strict serializable must see it.
 	# The reads at that time follow in the same session, which learnt the
-	# view's upper from the primary (the view is idle since its refresh).
+	# view's upper from the primary (the view is idle since its refresh);
+	# a first strict read in the session leaves the connection it reuses.
 	my ($t_s, $seen, $view) = split /\|/, $standby->safe_psql('postgres', qq{
 		SET statement_timeout = '60s';
+		SELECT mzcoord.select_timestamp(ARRAY['sr'::regclass]) AS t0 \\gset
 		SELECT mzcoord.select_timestamp(ARRAY['sr'::regclass, 'srv'::regclass]) AS t \\gset
 		SELECT :t || '|' || (SELECT count(*) FROM mzcoord.read_at(NULL::sr, :t) WHERE k = 100 + $round)
 		       || '|' || (SELECT n || '/' || total FROM mzcoord.read_at(NULL::srv, :t));});
