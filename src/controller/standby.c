@@ -32,7 +32,15 @@
  *
  * Timestamp selection on a standby (selection.c) decides from the same
  * frontiers; a strict serializable one first asks the primary for its read
- * timestamp (mzcoord_standby_primary_read_ts).
+ * timestamp (mzcoord_standby_primary_read_ts).  The times a standby's
+ * transactions read at are held per backend (standby holds, below) for the
+ * lease keeper (worker/keeper.c), which holds them on the primary.
+ *
+ * LOCKING: the standby holds area has one spinlock, held only to copy a
+ * slot in or out; a backend writes only its own slot, the keeper reads
+ * all and sets the keeper latch pointer.  The connection to the primary
+ * and the uppers the primary reported are backend-local.  The replayed
+ * table upper is the oracle's (oracle.c, under its lock).
  *
  * IDENTIFICATION
  *	  src/controller/standby.c

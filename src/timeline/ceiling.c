@@ -32,6 +32,13 @@
  * function does.  The price: a server whose WAL holds such records must
  * preload mzcoord to recover (doc/replication.md).
  *
+ * Both records are marked unimportant (XLOG_MARK_UNIMPORTANT), as
+ * PostgreSQL marks its own informational records: on an otherwise idle
+ * server they do not count as activity, so they cause no checkpoint and no
+ * archive_timeout segment switch.  They are still flushed or replayed like
+ * any other record.  An idle server writes about one of each per second
+ * or two, whatever the number of collections.
+ *
  * Callers serialise writes (the oracle's ceiling lock); the file is read
  * once, in the postmaster at shared memory initialisation.
  *
@@ -202,6 +209,7 @@ mzcoord_ceiling_write(mzc_ts ceiling)
 	rec.ceiling = ceiling;
 	XLogBeginInsert();
 	XLogRegisterData((char *) &rec, sizeof(rec));
+	XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
 	lsn = XLogInsert(MZC_RMGR_ID, MZC_XLOG_CEILING);
 	XLogFlush(lsn);
 	mzcoord_ceiling_store(ceiling);
@@ -220,6 +228,7 @@ mzcoord_ceiling_log_upper(mzc_ts upper)
 	rec.ceiling = upper;
 	XLogBeginInsert();
 	XLogRegisterData((char *) &rec, sizeof(rec));
+	XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
 	(void) XLogInsert(MZC_RMGR_ID, MZC_XLOG_UPPER);
 }
 
