@@ -112,7 +112,8 @@ check_contents(ProblemSink *sink, StorageCheckRow *r, Relation rel,
 	int64		extra = 0;
 
 	/* This transaction's rows kept for its commit are in the relation. */
-	mzcoord_capture_flush(h->histid);
+	if (!RecoveryInProgress())
+		mzcoord_capture_flush(h->histid);
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 
 	/* A fed relation (source, materialized view) shows the contents before its upper. */
@@ -202,13 +203,33 @@ count_history(Relation hrel, const char *cmp, int64 bound, bool fresh)
  * visible to the check's snapshot was sealed before that snapshot was taken,
  * so it is at or below the latest commit timestamp read afterwards (hence
  * the statement's snapshot, not a fresh one).
+ *
+ * On a hot standby the replayed table upper may lag a replayed commit (the
+ * primary logs the upper after the commits below it), but not the ceiling:
+ * the primary hands out no time above a ceiling whose record it has not
+ * flushed, so a commit's record always follows the ceiling that covers it.
  */
 static void
 check_above_upper(ProblemSink *sink, StorageCheckRow *r, Relation hrel)
 {
-	mzc_ts		latest = mzcoord_oracle_latest();
-	int64		above = count_history(hrel, ">", latest, false);
+	mzc_ts		latest;
+	int64		above;
 
+	if (RecoveryInProgress())
+	{
+		mzc_ts		closed;
+
+		mzcoord_oracle_state(&closed, &latest);
+		above = count_history(hrel, ">", latest, false);
+		if (above > 0)
+			problem(sink, "history above the ceiling", r->gid,
+					psprintf("%lld rows of %s are above the replayed ceiling " INT64_FORMAT,
+							 (long long) above, RelationGetRelationName(hrel),
+							 (int64) latest));
+		return;
+	}
+	latest = mzcoord_oracle_latest();
+	above = count_history(hrel, ">", latest, false);
 	if (above > 0)
 		problem(sink, "history above the upper", r->gid,
 				psprintf("%lld rows of %s are above the latest table timestamp " INT64_FORMAT,
@@ -307,11 +328,35 @@ check_compaction(ProblemSink *sink, StorageCheckRow *r, Relation hrel)
 						 r->compacted));
 	if (r->kind == MZC_KIND_TABLE)
 		check_above_upper(sink, r, hrel);
+	/*
+	 * A hot standby has no controller; the check of the compacted frontier
+	 * against the replayed bound (_check_authority) stands in.
+	 */
+	if (RecoveryInProgress())
+		return;
 	if (mzcoord_parse_gid(r->gid, &gid) && mzcoord_ctl_lookup_gid(gid, &info) &&
 		!info.since.empty && r->compacted > info.since.ts)
 		problem(sink, "compaction ahead of the since", r->gid,
 				psprintf("compacted to " INT64_FORMAT ", since " INT64_FORMAT,
 						 r->compacted, (int64) info.since.ts));
+}
+
+/*
+ * On a hot standby: the replayed table upper is not above the replayed
+ * ceiling (the primary logs an upper only below a ceiling it flushed).
+ */
+static void
+check_replayed_timeline(ProblemSink *sink)
+{
+	mzc_ts		closed;
+	mzc_ts		ceiling;
+	mzc_ts		upper = mzcoord_oracle_replayed_upper();
+
+	mzcoord_oracle_state(&closed, &ceiling);
+	if (upper > ceiling)
+		problem(sink, "replayed upper above the ceiling", "timeline",
+				psprintf("table upper " INT64_FORMAT ", ceiling " INT64_FORMAT,
+						 (int64) upper, (int64) ceiling));
 }
 
 /*
@@ -375,7 +420,9 @@ check_storage_row(ProblemSink *sink, StorageCheckRow *r, Oid fn)
  * enabled, and history columns matching its relation; no history row is
  * below the compacted frontier, which is not beyond the since; the
  * relation's contents are the history's (a table's at its latest time, a
- * source's before its upper).
+ * source's before its upper).  On a hot standby the same checks run on what
+ * recovery replayed, against the replayed ceiling instead of the
+ * controller's timeline (no controller runs there).
  */
 Datum
 mzcoord_storage_problems(PG_FUNCTION_ARGS)
@@ -411,6 +458,8 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 					  " ORDER BY 1");
 	rows = read_storage_rows(caller, &nrows);
 	SPI_finish();
+	if (RecoveryInProgress())
+		check_replayed_timeline(&sink);
 
 	for (int i = 0; i < nrows; i++)
 		check_storage_row(&sink, &rows[i],

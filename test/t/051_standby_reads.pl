@@ -21,7 +21,9 @@
 #     with the primary gone, strict fails clearly and serializable still
 #     answers;
 #  5. the rest of the API refuses with 25006 on the standby;
-#  6. check_consistency() is clean on the primary.
+#  6. check_consistency() is clean on the primary and on the standby, and
+#     the standby's finds a defect planted on the primary (a history row
+#     above every time handed out, which the relation lacks) once replayed.
 use strict;
 use warnings;
 use FindBin;
@@ -177,8 +179,32 @@ foreach my $call (
 	like($err, qr/ERROR:  25006/, "refused with 25006 on the standby: $call");
 }
 
+# ---------------------------------------------------------------------------
+# 6. check_consistency() on both sides
+# ---------------------------------------------------------------------------
 is($primary->safe_psql('postgres', 'SELECT count(*) FROM mzcoord.check_consistency()'),
 	'0', 'check_consistency() is clean on the primary');
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', 'SELECT count(*) FROM mzcoord.check_consistency()'),
+	'0', 'check_consistency() is clean on the standby');
+
+# A defect made on the primary by hand is found on the standby from what it
+# replayed: a history row far above the ceiling, which the table lacks.
+my $hist = $primary->safe_psql('postgres',
+	q{SELECT history::regclass FROM mzcoord.storage WHERE relation = 'sr'::regclass});
+$primary->safe_psql('postgres',
+	"INSERT INTO $hist SELECT 99, 'planted', 4000000000000, 1");
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', q{
+	SELECT string_agg(check_name, ', ' ORDER BY check_name)
+	  FROM mzcoord.check_consistency()}),
+	'history above the ceiling, relation differs from its history',
+	'check_consistency() on the standby finds the planted history row');
+$primary->safe_psql('postgres',
+	"DELETE FROM $hist WHERE ts = 4000000000000");
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', 'SELECT count(*) FROM mzcoord.check_consistency()'),
+	'0', 'check_consistency() on the standby is clean again once it is removed');
 
 # Without the primary, strict serializable says why it cannot answer.
 $primary->stop;
