@@ -239,23 +239,38 @@ boot_select_as_ofs(MzcBootRow *rows, int n)
 }
 
 /*
- * A table or source starts at meet(catalog since, its active leases): the
- * lease records are durable holds of their own (lease.c).  Such a since is
- * written back to the catalog by the next tick.
+ * A leasable collection starts at meet(catalog since, its active leases):
+ * the lease records are durable holds of their own (lease.c).  Such a since
+ * is written back to the catalog by the next tick.  A table's, source's or
+ * view's since is its own history, whose bound never passed an active
+ * lease (the publication clamps it).  An index's is where it reads the
+ * relation it indexes, and the as-of selection above may have put it past
+ * its leases: it goes back to them, but never below that relation's since
+ * (the relation's bound did not pass the index's live since, which the
+ * lease held).  Indexes come second, after their relations.
  */
 static void
 boot_apply_leases(MzcBootRow *rows, int n)
 {
-	for (int i = 0; i < n; i++)
-	{
-		mzc_frontier since;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < n; i++)
+		{
+			MzcKind		kind = rows[i].kind;
+			mzc_frontier since;
 
-		if (rows[i].kind != MZC_KIND_TABLE && rows[i].kind != MZC_KIND_SOURCE)
-			continue;
-		since = mzcoord_lease_boot_since(rows[i].gid, rows[i].since);
-		rows[i].leased = mzc_frontier_lt(since, rows[i].since);
-		rows[i].since = since;
-	}
+			if (kind == MZC_KIND_SINK || (kind == MZC_KIND_INDEX) != (pass == 1))
+				continue;
+			since = mzcoord_lease_boot_since(rows[i].gid, rows[i].since);
+			for (int j = 0; kind == MZC_KIND_INDEX && j < rows[i].ninputs; j++)
+			{
+				int			idx = boot_find(rows, n, rows[i].inputs[j]);
+
+				if (idx >= 0)
+					since = mzc_frontier_join(since, rows[idx].since);
+			}
+			rows[i].leased = mzc_frontier_lt(since, rows[i].since);
+			rows[i].since = since;
+		}
 }
 
 /*

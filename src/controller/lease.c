@@ -1,9 +1,18 @@
 /*-------------------------------------------------------------------------
  *
  * lease.c
- *	  Leases (issue 11): durable read protection of tables and sources for
- *	  clients outside any one transaction, with an expiry so that an
- *	  abandoned lease cannot pin history forever.
+ *	  Leases (issues 11, 23): durable read protection of tables, sources,
+ *	  materialized views and indexes for clients outside any one
+ *	  transaction, with an expiry so that an abandoned lease cannot pin
+ *	  history forever.
+ *
+ * What a lease holds is each collection's since.  A view's since is its
+ * own history (a view holds its inputs at its progress, not at its since).
+ * An index's since is where it holds the relation it indexes (a read of an
+ * index at a time is a read of that relation then): a lease on an index
+ * therefore protects that relation through the index's dependency hold,
+ * and the relation's bound, which never passes its live since, with it.
+ * Privileges are those of the relation an index is on.
  *
  * State.  The durable record is a row of mzcoord.lease_records, written
  * through mzcoord._lease_write() (SECURITY DEFINER, not executable by
@@ -52,6 +61,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_type.h"
@@ -183,6 +193,27 @@ static int	nboot_leases = 0;
  */
 
 /* Leases in shared memory: a sixteenth of the hold entries, at least 64. */
+/* Tables, sources, materialized views and indexes can be leased. */
+static bool
+leasable_kind(MzcKind kind)
+{
+	return kind == MZC_KIND_TABLE || kind == MZC_KIND_SOURCE ||
+		kind == MZC_KIND_MATERIALIZED_VIEW || kind == MZC_KIND_INDEX;
+}
+
+/*
+ * The relation whose privileges and row security govern a lease on relid:
+ * for an index, the relation it indexes (an index has no privileges of its
+ * own, and a read of it is a read of that relation); else relid itself.
+ */
+static Oid
+lease_acl_relation(Oid relid)
+{
+	if (get_rel_relkind(relid) == RELKIND_INDEX)
+		return IndexGetRelation(relid, true);
+	return relid;
+}
+
 static int32
 lease_capacity(void)
 {
@@ -789,7 +820,7 @@ mzcoord_lease_boot_read(TimestampTz now)
 }
 
 /*
- * Where a table or source starts after a bootstrap: its catalog since, met
+ * Where a leasable collection starts after a bootstrap: its catalog since, met
  * with the times of its active leases (see the head of this file).
  */
 mzc_frontier
@@ -845,8 +876,7 @@ mzcoord_lease_boot_install_locked(void)
 			int32		slot = mzcoord_ctl_slot_of_gid(b->gids[g]);
 
 			l->gids[g] = b->gids[g];
-			if (slot >= 0 && (mzcoord_ctl_info[slot].kind == MZC_KIND_TABLE ||
-							  mzcoord_ctl_info[slot].kind == MZC_KIND_SOURCE) &&
+			if (slot >= 0 && leasable_kind(mzcoord_ctl_info[slot].kind) &&
 				mzc_frontier_le_ts(mzc_coll_since(&mzcoord_ctl->colls, slot),
 								   b->held_at))
 				l->slots[g] = slot;
@@ -1004,6 +1034,7 @@ lease_ttl_arg(FunctionCallInfo fcinfo, int argno)
 static void
 check_lease_rls(Oid relid, Oid owner, const char *verb)
 {
+	relid = lease_acl_relation(relid);
 	/* noError: the caller's row_security setting changes nothing here. */
 	if (check_enable_rls(relid, owner, true) != RLS_ENABLED)
 		return;
@@ -1063,10 +1094,11 @@ lease_rels_arg(FunctionCallInfo fcinfo, int *n)
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("relation \"%s\" is given more than once",
 								get_rel_name(rels[i]))));
-		if (pg_class_aclcheck(rels[i], GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		if (pg_class_aclcheck(lease_acl_relation(rels[i]), GetUserId(),
+							  ACL_SELECT) != ACLCHECK_OK)
 			aclcheck_error(ACLCHECK_NO_PRIV,
-						   get_relkind_objtype(get_rel_relkind(rels[i])),
-						   get_rel_name(rels[i]));
+						   get_relkind_objtype(get_rel_relkind(lease_acl_relation(rels[i]))),
+						   get_rel_name(lease_acl_relation(rels[i])));
 		check_lease_rls(rels[i], GetUserId(), "create");
 	}
 	return rels;
@@ -1121,8 +1153,7 @@ create_resolve_locked(const Oid *rels, int n, bool have_at, MzcLeaseCheck *c,
 			c->not_collection = i;
 			return false;
 		}
-		if (mzcoord_ctl_info[slot].kind != MZC_KIND_TABLE &&
-			mzcoord_ctl_info[slot].kind != MZC_KIND_SOURCE)
+		if (!leasable_kind(mzcoord_ctl_info[slot].kind))
 		{
 			c->not_collection = i;
 			c->not_storage = true;
@@ -1197,7 +1228,7 @@ report_create_failure(const char *name, const Oid *rels, int n,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("relation \"%s\" cannot be leased",
 						qualified_relname(rels[c->not_collection])),
-				 errdetail("Leases hold mzcoord tables and sources.")));
+				 errdetail("Leases hold mzcoord tables, sources, materialized views and indexes.")));
 	if (c->not_collection >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -1378,14 +1409,14 @@ check_owner_privileges(const char *name, const char *verb)
 
 		if (!OidIsValid(relids[i]))
 			continue;
-		if (pg_class_aclcheck_ext(relids[i], owner, ACL_SELECT,
+		if (pg_class_aclcheck_ext(lease_acl_relation(relids[i]), owner, ACL_SELECT,
 								  &missing) != ACLCHECK_OK && !missing)
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 					 errmsg("permission denied to %s lease \"%s\"", verb, name),
 					 errdetail("Role \"%s\", the owner of the lease, no longer has SELECT privilege on relation \"%s\".",
 							   GetUserNameFromId(owner, false),
-							   qualified_relname(relids[i])),
+							   qualified_relname(lease_acl_relation(relids[i]))),
 					 errhint("The lease is not extended and stops protecting when it expires. Drop it with mzcoord.drop_lease().")));
 		if (!missing)
 			check_lease_rls(relids[i], owner, verb);

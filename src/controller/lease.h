@@ -4,8 +4,8 @@
  *	  Leases: durable read protection for clients outside any one
  *	  transaction (lease.c).
  *
- * A lease holds a set of tables and sources at one time (held_at) until it
- * is dropped or its expiry passes.  Its durable record is a row of
+ * A lease holds a set of tables, sources, materialized views and indexes
+ * at one time (held_at) until it is dropped or its expiry passes.  Its durable record is a row of
  * mzcoord.lease_records; its protection in memory is one count per
  * relation at held_at in the collection's counted frontier (the mechanism
  * of transaction holds and the durable hold), so the live since, and

@@ -421,18 +421,13 @@ mzcoord_select_timestamp(PG_FUNCTION_ARGS)
 	if (RecoveryInProgress())
 	{
 		Oid		   *relids = palloc(sizeof(Oid) * c.n);
-		int			nheld = 0;
 
 		ts_call_determine_standby(&c);
 		ts_call_report(&c);
-		/*
-		 * Held until the transaction ends: the lease keeper's business.
-		 * Leases hold tables and sources (not yet views).
-		 */
+		/* Held until the transaction ends: the lease keeper's business. */
 		for (int i = 0; i < c.n; i++)
-			if (c.kinds[i] == MZC_KIND_TABLE || c.kinds[i] == MZC_KIND_SOURCE)
-				relids[nheld++] = c.targets[i].relid;
-		mzcoord_standby_hold(relids, nheld, c.res.timestamp);
+			relids[i] = c.targets[i].relid;
+		mzcoord_standby_hold(relids, c.n, c.res.timestamp);
 		if (!c.res.respond_immediately)
 			wait_for_uppers_standby(&c, c.res.timestamp);
 		PG_RETURN_INT64(c.res.timestamp);

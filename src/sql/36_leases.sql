@@ -1,7 +1,7 @@
 -- Part 36: leases (issue 11, item 3; src/controller/lease.c).  Durable read
--- protection of tables and sources for clients outside any one
--- transaction, with an expiry so that an abandoned lease does not pin
--- history forever.
+-- protection of tables, sources, materialized views and indexes (issue 23)
+-- for clients outside any one transaction, with an expiry so that an
+-- abandoned lease does not pin history forever.
 
 -- The durable records.  Written only by mzcoord._lease_write(), after the
 -- checks lease.c makes as the caller; read by the coordinator's bootstrap.

@@ -246,8 +246,7 @@ changes_prepare(const MzcHistory *h, Oid fn_oid, int64 from, int64 upto)
 	if (RecoveryInProgress())
 	{
 		mzcoord_require_shmem();
-		if (h->kind == MZC_KIND_TABLE || h->kind == MZC_KIND_SOURCE)
-			mzcoord_standby_hold(&h->relid, 1, from);
+		mzcoord_standby_hold(&h->relid, 1, from);
 		mzcoord_standby_wait_complete(h->relid, h->gid, h->kind, upto);
 		snapshot = RegisterSnapshot(GetLatestSnapshot());
 		mzcoord_standby_check_read(h->relid, h->gid, from, snapshot);

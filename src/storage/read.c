@@ -417,8 +417,7 @@ read_prepare(MzcReadPrep *p, Oid relid, int64 at, Oid fn_oid)
 	if (RecoveryInProgress())
 	{
 		mzcoord_require_shmem();
-		if (p->h->kind == MZC_KIND_TABLE || p->h->kind == MZC_KIND_SOURCE)
-			mzcoord_standby_hold(&relid, 1, at);
+		mzcoord_standby_hold(&relid, 1, at);
 		mzcoord_standby_wait_complete(relid, p->h->gid, p->h->kind, at);
 		p->snapshot = RegisterSnapshot(GetLatestSnapshot());
 		mzcoord_standby_check_read(relid, p->h->gid, at, p->snapshot);
