@@ -842,6 +842,207 @@ mzc_coll_update(mzc_collections *set, int32_t slot, mzc_update *updates,
 	return MZC_OK;
 }
 
+
+/* A fresh traversal mark (see reachable_edges). */
+static uint32_t
+next_visit_epoch(mzc_collections *set)
+{
+	uint32_t	epoch = ++set->visit_epoch;
+
+	if (epoch == 0)
+	{
+		for (int32_t i = 0; i < set->capacity; i++)
+			set->slots[i].visit_epoch = 0;
+		epoch = set->visit_epoch = 1;
+	}
+	return epoch;
+}
+
+/* Does from depend on target, directly or through other collections? */
+static bool
+depends_on(mzc_collections *set, int32_t from, int32_t target)
+{
+	uint32_t	epoch = next_visit_epoch(set);
+	int32_t		head = from;
+
+	set->slots[from].visit_epoch = epoch;
+	set->slots[from].visit_next = MZC_NIL;
+	while (head != MZC_NIL)
+	{
+		mzc_collection *c = &set->slots[head];
+
+		if (head == target)
+			return true;
+		head = c->visit_next;
+		for (int32_t i = 0; i < c->ndeps; i++)
+		{
+			mzc_collection *d = &set->slots[c->deps[i]];
+
+			if (d->visit_epoch == epoch)
+				continue;
+			d->visit_epoch = epoch;
+			d->visit_next = head;
+			head = c->deps[i];
+		}
+	}
+	return false;
+}
+
+/*
+ * Checks the new dependency list of slot for mzc_coll_set_deps: ACTIVE,
+ * distinct, no cycle, their since at or below where slot holds them, and
+ * room in the pool for the new holds and the propagation.
+ */
+static mzc_status
+check_new_deps(mzc_collections *set, int32_t slot, const int32_t *deps,
+			   int32_t ndeps, mzc_error *err)
+{
+	mzc_collection *c = &set->slots[slot];
+	int32_t		needed = reachable_edges(set, slot);
+
+	if (ndeps < 0 || ndeps > MZC_COLL_MAX_DEPS || (ndeps > 0 && deps == NULL))
+		return mzc_fail(err, MZC_ERR_INVALID,
+						"a collection has 0 to %d dependencies, not %d",
+						MZC_COLL_MAX_DEPS, (int) ndeps);
+	for (int32_t i = 0; i < ndeps; i++)
+	{
+		mzc_status	st = require_active(set, deps[i], err);
+
+		if (st != MZC_OK)
+			return st;
+		for (int32_t j = 0; j < i; j++)
+			if (deps[j] == deps[i])
+				return mzc_fail(err, MZC_ERR_INVALID,
+								"dependency %d is given twice", (int) deps[i]);
+		if (deps[i] == slot || depends_on(set, deps[i], slot))
+			return mzc_fail(err, MZC_ERR_INVALID,
+							"slot %d cannot depend on %d, which depends on it",
+							(int) slot, (int) deps[i]);
+		if (!c->dep_hold.empty)
+		{
+			mzc_update	u = dep_hold_update(c->dep_hold);
+			mzc_counted_effect eff;
+
+			if (!mzc_frontier_le(mzc_coll_since(set, deps[i]), c->dep_hold))
+				return mzc_fail(err, MZC_ERR_SINCE_VIOLATION,
+								"dependency %d is not readable where slot %d holds its dependencies",
+								(int) deps[i], (int) slot);
+			st = mzc_counted_check(set->pool, &set->slots[deps[i]].caps,
+								   &u, 1, &eff, err);
+			if (st != MZC_OK)
+				return st;
+			needed += eff.nodes_needed;
+		}
+	}
+	if (needed > set->pool->nfree)
+		return mzc_fail(err, MZC_ERR_NO_SPACE,
+						"count pool is full: %d free nodes, up to %d needed",
+						(int) set->pool->nfree, (int) needed);
+	return MZC_OK;
+}
+
+/*
+ * Dependencies are older than their dependents (propagate() relies on
+ * it).  After slot took new dependencies, slot and everything that
+ * depends on it, directly or not, are born again in their old order.
+ * Rare (a view's definition replaced), so a walk over the slots per
+ * member is fine.
+ */
+static void
+rebirth(mzc_collections *set, int32_t slot)
+{
+	uint32_t	epoch = next_visit_epoch(set);
+	uint64_t	old_top = set->next_birth;
+	bool		grew = true;
+
+	set->slots[slot].visit_epoch = epoch;
+	while (grew)
+	{
+		grew = false;
+		for (int32_t i = 0; i < set->high; i++)
+		{
+			mzc_collection *c = &set->slots[i];
+
+			if (c->state == MZC_COLL_FREE || c->visit_epoch == epoch)
+				continue;
+			for (int32_t j = 0; j < c->ndeps; j++)
+				if (set->slots[c->deps[j]].visit_epoch == epoch)
+				{
+					c->visit_epoch = epoch;
+					grew = true;
+					break;
+				}
+		}
+	}
+	for (;;)
+	{
+		int32_t		next = MZC_NIL;
+
+		for (int32_t i = 0; i < set->high; i++)
+			if (set->slots[i].visit_epoch == epoch &&
+				set->slots[i].state != MZC_COLL_FREE &&
+				set->slots[i].birth <= old_top &&
+				(next == MZC_NIL || set->slots[i].birth < set->slots[next].birth))
+				next = i;
+		if (next == MZC_NIL)
+			break;
+		set->slots[next].birth = ++set->next_birth;
+	}
+}
+
+mzc_status
+mzc_coll_set_deps(mzc_collections *set, int32_t slot, const int32_t *deps,
+				  int32_t ndeps, mzc_coll_effect *effect, mzc_error *err)
+{
+	mzc_collection *c;
+	mzc_status	st;
+	mzc_update	add;
+	mzc_update	sub;
+
+	if ((st = require_active(set, slot, err)) != MZC_OK ||
+		(st = check_new_deps(set, slot, deps, ndeps, err)) != MZC_OK)
+		return st;
+	/* Nothing can fail from here on. */
+	c = &set->slots[slot];
+	effect_start(effect, mzc_coll_since(set, slot));
+	add = dep_hold_update(c->dep_hold);
+	sub = add;
+	sub.diff = -1;
+	/* The new holds first: a dependency kept would otherwise move on. */
+	for (int32_t i = 0; i < ndeps && !c->dep_hold.empty; i++)
+	{
+		if (mzc_counted_apply_consolidated(set->pool, &set->slots[deps[i]].caps,
+										   &add, 1, NULL, NULL) != MZC_OK)
+			set->internal_errors++;
+		set->slots[deps[i]].ndependents++;
+	}
+	for (int32_t i = 0; i < c->ndeps && !c->dep_hold.empty; i++)
+	{
+		int32_t		d = c->deps[i];
+		mzc_counted_effect eff;
+
+		if (mzc_counted_apply_consolidated(set->pool, &set->slots[d].caps,
+										   &sub, 1, &eff, NULL) != MZC_OK)
+			set->internal_errors++;
+		set->slots[d].ndependents--;
+		if (eff.changed)
+		{
+			mark_dirty(set, d);
+			mark_pending(set, d);
+			if (effect != NULL)
+				effect->nsince_changes++;
+		}
+	}
+	c->ndeps = ndeps;
+	for (int32_t i = 0; i < MZC_COLL_MAX_DEPS; i++)
+		c->deps[i] = i < ndeps ? deps[i] : MZC_NIL;
+	rebirth(set, slot);
+	mark_dirty(set, slot);
+	propagate(set, effect);
+	if (effect != NULL)
+		effect->new_since = mzc_coll_since(set, slot);
+	return MZC_OK;
+}
 mzc_status
 mzc_coll_drop(mzc_collections *set, int32_t slot, mzc_coll_effect *effect,
 			  mzc_error *err)

@@ -221,6 +221,18 @@ extern mzc_status mzc_coll_update(mzc_collections *set, int32_t slot,
  * and releases its holds on its dependencies.  Dropping a DROPPED collection
  * again changes nothing.
  */
+/*
+ * Replace the dependencies of an ACTIVE collection (a materialized view
+ * whose definition is replaced): it then holds each new dependency where it
+ * held the old ones (dep_hold), which each new one's since must not pass
+ * (MZC_ERR_SINCE_VIOLATION), and releases the old ones.  A new dependency
+ * that is the collection or depends on it is refused (MZC_ERR_INVALID).
+ * The collection and everything depending on it are born again, so that
+ * dependencies stay older than their dependents.  All or nothing.
+ */
+extern mzc_status mzc_coll_set_deps(mzc_collections *set, int32_t slot,
+									const int32_t *deps, int32_t ndeps,
+									mzc_coll_effect *effect, mzc_error *err);
 extern mzc_status mzc_coll_drop(mzc_collections *set, int32_t slot,
 								mzc_coll_effect *effect, mzc_error *err);
 

@@ -1157,6 +1157,93 @@ test_random_vs_model(void **state)
 	assert_true(counts[MZC_ERR_STATE] > 20);
 }
 
+/*
+ * set_deps: a materialized view whose definition is replaced holds its new
+ * inputs where it held the old ones and releases those; it and its
+ * dependents are born again after a younger new input; a cycle, a new
+ * input whose since is past the hold, or a duplicate change nothing.
+ */
+static void
+test_set_deps(void **state)
+{
+	int32_t		t1 = create(AT(100), AT(0), AT(1000), NULL, 0);
+	int32_t		t2 = create(AT(100), AT(0), AT(1000), NULL, 0);
+	mzc_coll_create_args a;
+	mzc_policy	p = mzc_policy_valid_from(AT(900));
+	int32_t		x,
+				w,
+				t3,
+				t4;
+	int32_t		deps[2];
+	mzc_error	err;
+	uint64_t	before;
+
+	memset(&a, 0, sizeof(a));
+	a.shard_since = AT(200);
+	a.requested_since = AT(0);
+	a.upper = AT(200);
+	a.deps = &t1;
+	a.ndeps = 1;
+	a.hold_deps_at_since = true;
+	a.deps_at_upper = true;
+	assert_int_equal(mzc_coll_create(&set, &a, &x, NULL), MZC_OK);
+	assert_int_equal(mzc_coll_advance_upper(&set, x, AT(600), NULL, NULL), MZC_OK);
+	w = create(AT(200), AT(0), AT(600), &x, 1);
+	t3 = create(AT(100), AT(0), AT(1000), NULL, 0);
+	assert_int_equal(mzc_coll_set_policy(&set, t1, &p, NULL, NULL), MZC_OK);
+	assert_frontier_at(mzc_coll_since(&set, t1), 599);
+
+	/* a cycle: x cannot read w, which reads x, nor itself */
+	deps[0] = w;
+	assert_int_equal(mzc_coll_set_deps(&set, x, deps, 1, NULL, &err), MZC_ERR_INVALID);
+	deps[0] = x;
+	assert_int_equal(mzc_coll_set_deps(&set, x, deps, 1, NULL, &err), MZC_ERR_INVALID);
+	/* a duplicate */
+	deps[0] = t2;
+	deps[1] = t2;
+	assert_int_equal(mzc_coll_set_deps(&set, x, deps, 2, NULL, &err), MZC_ERR_INVALID);
+	/* an input already past where x holds its inputs (599) */
+	t4 = create(AT(100), AT(0), AT(1000), NULL, 0);
+	assert_int_equal(mzc_coll_set_policy(&set, t4, &p, NULL, NULL), MZC_OK);
+	deps[0] = t4;
+	assert_int_equal(mzc_coll_set_deps(&set, x, deps, 1, NULL, &err),
+					 MZC_ERR_SINCE_VIOLATION);
+	/* nothing changed */
+	assert_int_equal(slots[x].ndeps, 1);
+	assert_int_equal(slots[x].deps[0], t1);
+	assert_int_equal(mzc_counted_count_at(&pool, &slots[t1].caps, 599), 1);
+	valid();
+
+	/* the replacement: t2 and the younger t3 instead of t1 */
+	before = slots[t3].birth;
+	deps[0] = t2;
+	deps[1] = t3;
+	assert_int_equal(mzc_coll_set_deps(&set, x, deps, 2, NULL, &err), MZC_OK);
+	assert_int_equal(slots[x].ndeps, 2);
+	assert_int_equal(mzc_counted_count_at(&pool, &slots[t2].caps, 599), 1);
+	assert_int_equal(mzc_counted_count_at(&pool, &slots[t3].caps, 599), 1);
+	assert_int_equal(slots[t2].ndependents, 1);
+	assert_int_equal(slots[t3].ndependents, 1);
+	/* t1 is free to follow its policy */
+	assert_int_equal(slots[t1].ndependents, 0);
+	assert_frontier_at(mzc_coll_since(&set, t1), 900);
+	/* x, then w, are now younger than t3 */
+	assert_true(slots[x].birth > before);
+	assert_true(slots[w].birth > slots[x].birth);
+	valid();
+
+	/* x moves on and holds the new inputs at its progress */
+	assert_int_equal(mzc_coll_advance_upper(&set, x, AT(700), NULL, NULL), MZC_OK);
+	assert_int_equal(mzc_counted_count_at(&pool, &slots[t3].caps, 699), 1);
+	assert_int_equal(mzc_counted_count_at(&pool, &slots[t3].caps, 599), 0);
+	/* keeping one input and dropping the other */
+	deps[0] = t3;
+	assert_int_equal(mzc_coll_set_deps(&set, x, deps, 1, NULL, &err), MZC_OK);
+	assert_int_equal(mzc_counted_count_at(&pool, &slots[t3].caps, 699), 1);
+	assert_int_equal(slots[t2].ndependents, 0);
+	valid();
+}
+
 int
 main(void)
 {
@@ -1169,6 +1256,7 @@ main(void)
 		cmocka_unit_test_setup(test_s3_initial_since_from_dependency, setup),
 		cmocka_unit_test_setup(test_hold_deps_at_since, setup),
 		cmocka_unit_test_setup(test_deps_at_upper, setup),
+		cmocka_unit_test_setup(test_set_deps, setup),
 		cmocka_unit_test_setup(test_se_drop_with_holds, setup),
 		cmocka_unit_test_setup(test_drop_dependency_first, setup),
 		cmocka_unit_test_setup(test_sf_missing_collection, setup),
