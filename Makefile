@@ -37,7 +37,7 @@ SQL_PARTS = $(sort $(wildcard src/sql/*.sql))
 DATA = src/sql/frozen/mzcoord--0.1.sql src/sql/frozen/mzcoord--0.2.sql
 DATA_built = mzcoord--$(CATALOG_VERSION).sql mzcoord--0.1--0.2.sql \
 	mzcoord--0.2--0.3.sql mzcoord--0.3--0.4.sql mzcoord--0.4--0.5.sql \
-	mzcoord--0.5--0.6.sql
+	mzcoord--0.5--0.6.sql mzcoord--0.6--0.7.sql
 
 # Fragments that are new in 0.2: all of their objects are created by the
 # upgrade from 0.1, in this order.
@@ -51,6 +51,8 @@ UPGRADE_0.4--0.5_NEW = src/sql/80_publication.sql src/sql/81_compute.sql \
 	src/sql/82_maintenance_workers.sql
 # Fragments new in 0.6 (issue 20: one durable since, one table upper).
 UPGRADE_0.5--0.6_NEW = src/sql/83_shared_timeline.sql
+# Fragments new in 0.7 (issue 23: replacing a view's definition).
+UPGRADE_0.6--0.7_NEW = src/sql/84_replacement.sql
 
 PG_CPPFLAGS = $(foreach p,core $(PLANES),-I$(srcdir)/src/$(p))
 PG_CFLAGS = -Wall -Wmissing-prototypes -Wpointer-arith -Wendif-labels \
@@ -90,6 +92,7 @@ mzcoord--0.2--0.3.sql: $(UPGRADE_0.2--0.3_NEW)
 mzcoord--0.3--0.4.sql: $(UPGRADE_0.3--0.4_NEW)
 mzcoord--0.4--0.5.sql: $(UPGRADE_0.4--0.5_NEW)
 mzcoord--0.5--0.6.sql: $(UPGRADE_0.5--0.6_NEW)
+mzcoord--0.6--0.7.sql: $(UPGRADE_0.6--0.7_NEW)
 mzcoord--%.sql: src/sql/upgrade/%.replace src/sql/upgrade/%-backfill.sql \
 		$(SQL_PARTS) scripts/extract_sql.pl
 	set -e; { \

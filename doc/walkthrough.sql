@@ -114,6 +114,22 @@ DELETE FROM order_totals_out
                         WHERE relation = 'order_totals_out'::regclass);
 COMMIT;
 
+-- 9. Replace the view's definition in place: a replacement is computed
+--    beside it, then swapped in at a time T; before T the view answers
+--    with the old definition, from T on with the new one, under the same
+--    name and relation (the sink keeps exporting: one update at T).
+SELECT mzcoord.create_replacement('order_totals', 'order_totals_v2',
+    'SELECT o.item, sum(o.qty) AS qty, sum(o.qty * p.price) AS amount
+       FROM public.orders o JOIN public.prices p USING (item)
+      WHERE o.item <> ''pear''
+      GROUP BY o.item') AS replacement_id;
+SELECT mzcoord.apply_replacement('order_totals_v2') AS swapped \gset
+SELECT :swapped > :t3 AS after_t3;
+SELECT * FROM mzcoord.read_at(NULL::order_totals, :t3) ORDER BY item;
+SELECT * FROM mzcoord.read_at(NULL::order_totals, :swapped) ORDER BY item;
+SELECT global_id, valid_from IS NOT NULL AS has_start, valid_until = :swapped AS ends_at_swap
+  FROM mzcoord.versions WHERE name = 'order_totals' ORDER BY valid_from;
+
 SELECT * FROM mzcoord.check_consistency();
 
 -- orders, prices, order_totals and order_totals_out stay, to explore: SELECT * FROM mzcoord.frontiers;

@@ -23,6 +23,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/catalog.h"
 #include "catalog/dependency.h"
@@ -50,6 +51,7 @@
 #include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_sql_record_dependencies);
+PG_FUNCTION_INFO_V1(mzcoord_sql_forget_dependencies);
 PG_FUNCTION_INFO_V1(mzcoord_sql_check_table);
 PG_FUNCTION_INFO_V1(mzcoord_sql_check_new_relation);
 
@@ -331,6 +333,56 @@ mzcoord_sql_record_dependencies(PG_FUNCTION_ARGS)
 	record_object_address_dependencies(&depender, refs, DEPENDENCY_NORMAL);
 	free_object_addresses(refs);
 	PG_RETURN_VOID();
+}
+
+/*
+ * SQL: mzcoord._forget_dependencies(depender regclass) RETURNS void
+ *
+ * Removes what _record_dependencies recorded for the relation (its normal
+ * dependencies on relations, functions, operators and the extension), so
+ * that a replaced definition's dependencies can be recorded instead.
+ */
+Datum
+mzcoord_sql_forget_dependencies(PG_FUNCTION_ARGS)
+{
+	Oid			classes[4] = {RelationRelationId, ProcedureRelationId,
+	OperatorRelationId, ExtensionRelationId};
+
+	for (int i = 0; i < 4; i++)
+		(void) deleteDependencyRecordsForClass(RelationRelationId,
+											   PG_GETARG_OID(0), classes[i],
+											   DEPENDENCY_NORMAL);
+	CommandCounterIncrement();
+	PG_RETURN_VOID();
+}
+
+/*
+ * Call one of the internal catalog-writing functions.  They are SECURITY
+ * DEFINER, so fmgr switches to the extension owner and pins search_path;
+ * and fmgr does not check EXECUTE, which PUBLIC lacks: the callers check
+ * the user's rights first.
+ */
+Datum
+mzcoord_catalog_call(const char *signature, int nargs, Datum *values,
+					 bool *nulls, bool *isnull)
+{
+	Oid			fnoid;
+	FmgrInfo	flinfo;
+	LOCAL_FCINFO(fcinfo, FUNC_MAX_ARGS);
+	Datum		result;
+
+	fnoid = DatumGetObjectId(DirectFunctionCall1(regprocedurein,
+												 CStringGetDatum(signature)));
+	fmgr_info(fnoid, &flinfo);
+	InitFunctionCallInfoData(*fcinfo, &flinfo, nargs, InvalidOid, NULL, NULL);
+	for (int i = 0; i < nargs; i++)
+	{
+		fcinfo->args[i].value = values[i];
+		fcinfo->args[i].isnull = nulls[i];
+	}
+	result = FunctionCallInvoke(fcinfo);
+	*isnull = fcinfo->isnull;
+	return result;
 }
 
 /* SQL: mzcoord._check_table(rel regclass) RETURNS void */

@@ -27,6 +27,8 @@ typedef struct MzcItemRef
 } MzcItemRef;
 
 extern Oid	mzcoord_catalog_namespace(void);
+extern Datum mzcoord_catalog_call(const char *signature, int nargs,
+								  Datum *values, bool *nulls, bool *isnull);
 extern char **mzcoord_catalog_first_row(const char *what, const char *sql,
 										Oid argtype, Datum arg);
 extern void mzcoord_catalog_lookup(Oid relid, MzcItemRef *ref);

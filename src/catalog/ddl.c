@@ -112,31 +112,12 @@ mzc_kind_label(const char *kind)
 	return kind;
 }
 
-/*
- * Call one of the internal catalog-writing functions.  They are SECURITY
- * DEFINER, so fmgr switches to the extension owner and pins search_path.
- */
+/* Call one of the internal catalog-writing functions (catalog.c). */
 static Datum
 mzc_call_internal(const char *signature, int nargs, Datum *values,
 				  bool *nulls, bool *isnull)
 {
-	Oid			fnoid;
-	FmgrInfo	flinfo;
-	LOCAL_FCINFO(fcinfo, FUNC_MAX_ARGS);
-	Datum		result;
-
-	fnoid = DatumGetObjectId(DirectFunctionCall1(regprocedurein,
-												 CStringGetDatum(signature)));
-	fmgr_info(fnoid, &flinfo);
-	InitFunctionCallInfoData(*fcinfo, &flinfo, nargs, InvalidOid, NULL, NULL);
-	for (int i = 0; i < nargs; i++)
-	{
-		fcinfo->args[i].value = values[i];
-		fcinfo->args[i].isnull = nulls[i];
-	}
-	result = FunctionCallInvoke(fcinfo);
-	*isnull = fcinfo->isnull;
-	return result;
+	return mzcoord_catalog_call(signature, nargs, values, nulls, isnull);
 }
 
 /* The item row to insert; NULL pointers are SQL NULLs. */

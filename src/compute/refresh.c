@@ -1071,3 +1071,56 @@ mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 	table_close(rel, NoLock);
 	return true;
 }
+
+/*
+ * The history rows of rh with lo < ts < hi, copied into vh's history as
+ * they are (apply_replacement), as the histories' owner.
+ */
+static void
+copy_history(const MzcHistory *rh, const MzcHistory *vh, TupleDesc desc,
+			 int64 lo, int64 hi)
+{
+	Oid			argtypes[2] = {INT8OID, INT8OID};
+	Datum		values[2] = {Int64GetDatum(lo), Int64GetDatum(hi)};
+	char	   *cols = mzcoord_history_column_list(desc, "");
+	Oid			save_user;
+	int			save_sec;
+	int			save_nest;
+
+	save_nest = mzcoord_become_owner(vh->owner, &save_user, &save_sec);
+	mzcoord_spi_connect();
+	if (SPI_execute_with_args(psprintf("INSERT INTO mzcoord.%s (%s, " MZC_HISTORY_TS ", " MZC_HISTORY_DIFF ")"
+									   " SELECT %s, " MZC_HISTORY_TS ", " MZC_HISTORY_DIFF
+									   "   FROM mzcoord.%s"
+									   "  WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.>) $1"
+									   "    AND " MZC_HISTORY_TS " OPERATOR(pg_catalog.<) $2",
+									   quote_identifier(get_rel_name(vh->histid)), cols,
+									   cols, quote_identifier(get_rel_name(rh->histid))),
+							  2, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not copy the history of a replacement");
+	SPI_finish();
+	mzcoord_restore_user(save_user, save_sec, save_nest);
+}
+
+/*
+ * A replacement's state becomes the view's (apply_replacement), in the
+ * caller's transaction, which holds both relations and both items: at
+ * `at`, the view's upper, the view's history gets the difference between
+ * the replacement's contents there and the view's contents before (its
+ * relation), then the replacement's updates of (at, upper), and the view's
+ * upper becomes the replacement's, `upper` (-1: the empty frontier).  The
+ * two relations have the same columns (checked by create_replacement).
+ */
+void
+mzcoord_refresh_adopt(const MzcHistory *vh, Relation vrel,
+					  const MzcHistory *rh, int64 at, int64 upper)
+{
+	TupleDesc	desc = RelationGetDescr(vrel);
+	MzcRowSet  *prev = relation_contents(vrel);
+	MzcRowSet  *next = contents_before(rh, desc, at + 1);
+
+	(void) write_difference(vh, desc, prev, next, at);
+	copy_history(rh, vh, desc, at, upper < 0 ? PG_INT64_MAX : upper);
+	CommandCounterIncrement();
+	mzcoord_fed_advance(vh, vrel, at, upper);
+}

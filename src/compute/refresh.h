@@ -13,6 +13,10 @@
 
 #include "postgres.h"
 
+#include "utils/rel.h"
+
+#include "history.h"
+
 /* What one refresh did. */
 typedef struct MzcRefreshResult
 {
@@ -29,5 +33,7 @@ typedef struct MzcRefreshResult
 } MzcRefreshResult;
 
 extern bool mzcoord_refresh_view(int64 gid, MzcRefreshResult *res);
+extern void mzcoord_refresh_adopt(const MzcHistory *vh, Relation vrel,
+								  const MzcHistory *rh, int64 at, int64 upper);
 
 #endif							/* MZCOORD_REFRESH_H */

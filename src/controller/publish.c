@@ -233,6 +233,13 @@ staged_nodes_locked(List *staged, const MzcCreateIndex *ci)
 			case MZC_STAGE_DROP:
 				nodes += 2 * (1 + staged_gid_edges_locked(ci, i, edges, s->gid));
 				break;
+			case MZC_STAGE_INPUTS:
+				/* New holds, and the propagation of the old and new graphs. */
+				e = s->ninputs + staged_gid_edges_locked(ci, i, edges, s->gid);
+				for (int k = 0; k < s->ninputs; k++)
+					e += staged_gid_edges_locked(ci, i, edges, s->inputs[k]);
+				nodes += 2 * (1 + Min(e, max_edges));
+				break;
 		}
 	}
 	pfree(edges);
@@ -286,6 +293,11 @@ staged_check_locked(List *staged, const MzcCreateIndex *ci, int64 *missing,
 				 mzcoord_ctl_slot_of_gid(s->gid) < 0 &&
 				 created_before(ci, s->gid, pos) < 0)
 			*missing = s->gid;
+		if (s->op == MZC_STAGE_INPUTS)
+			for (int i = 0; i < s->ninputs; i++)
+				if (mzcoord_ctl_slot_of_gid(s->inputs[i]) < 0 &&
+					created_before(ci, s->inputs[i], pos) < 0)
+					*missing = s->inputs[i];
 
 		/*
 		 * A DROP of a collection the controller no longer has is not refused:
@@ -582,6 +594,23 @@ apply_staged_locked(const MzcStaged *s, mzc_error *err)
 				return true;
 			return mzc_coll_advance_upper(&mzcoord_ctl->colls, slot, s->upper,
 										  NULL, err) == MZC_OK;
+		case MZC_STAGE_INPUTS:
+			{
+				int32		deps[MZC_MAX_INPUTS];
+
+				slot = mzcoord_ctl_slot_of_gid(s->gid);
+				for (int i = 0; i < s->ninputs; i++)
+					if ((deps[i] = mzcoord_ctl_slot_of_gid(s->inputs[i])) < 0)
+					{
+						snprintf(err->message, sizeof(err->message),
+								 "input u" INT64_FORMAT " is missing", s->inputs[i]);
+						return false;
+					}
+				if (slot < 0)
+					return true;	/* dropped meanwhile */
+				return mzc_coll_set_deps(&mzcoord_ctl->colls, slot, deps,
+										 s->ninputs, NULL, err) == MZC_OK;
+			}
 	}
 	return true;
 }

@@ -31,7 +31,8 @@ typedef enum MzcStageOp
 	MZC_STAGE_CREATE,
 	MZC_STAGE_POLICY,
 	MZC_STAGE_DROP,
-	MZC_STAGE_UPPER
+	MZC_STAGE_UPPER,
+	MZC_STAGE_INPUTS			/* a view's new inputs (a replacement) */
 } MzcStageOp;
 
 typedef struct MzcStaged
@@ -39,7 +40,7 @@ typedef struct MzcStaged
 	MzcStageOp	op;
 	int			nest_level;		/* (sub)transaction that staged it */
 	int64		gid;
-	/* CREATE */
+	/* CREATE (ninputs and inputs: also INPUTS) */
 	char		item_id[MZC_ITEM_ID_LEN];
 	Oid			relid;
 	MzcKind		kind;

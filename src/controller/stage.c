@@ -59,6 +59,7 @@
 PG_FUNCTION_INFO_V1(mzcoord_stage_collection);
 PG_FUNCTION_INFO_V1(mzcoord_stage_policy);
 PG_FUNCTION_INFO_V1(mzcoord_stage_drop);
+PG_FUNCTION_INFO_V1(mzcoord_stage_inputs);
 PG_FUNCTION_INFO_V1(mzcoord_hold_inputs);
 PG_FUNCTION_INFO_V1(mzcoord_write_ts_sql);
 PG_FUNCTION_INFO_V1(mzcoord_creation_ts_sql);
@@ -289,6 +290,46 @@ mzcoord_stage_collection(PG_FUNCTION_ARGS)
 									   sizeof(int64) * ninputs);
 	if (ninputs > 0)
 		memcpy(s->inputs, inputs, sizeof(int64) * ninputs);
+	PG_RETURN_VOID();
+}
+
+/*
+ * SQL: mzcoord._stage_inputs(global_id text, inputs text[])
+ *
+ * A materialized view reads new inputs from now on (its definition was
+ * replaced): at commit it holds them where it holds its inputs and lets the
+ * old ones go (mzc_coll_set_deps).  The caller holds the new inputs there
+ * until then.
+ */
+Datum
+mzcoord_stage_inputs(PG_FUNCTION_ARGS)
+{
+	int64		gid;
+	int64	   *inputs = NULL;
+	int			ninputs = 0;
+	MzcStaged  *s;
+
+	mzcoord_require_shmem();
+	gid = required_gid_arg(fcinfo);
+	if (!PG_ARGISNULL(1))
+		inputs = mzc_gid_array(PG_GETARG_ARRAYTYPE_P(1), &ninputs);
+	if (ninputs > MZC_MAX_INPUTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a collection cannot have more than %d inputs",
+						MZC_MAX_INPUTS)));
+	if (ninputs > 0)
+		mzcoord_ctl_check_inputs(inputs, ninputs);
+	mzcoord_ctl_require_ready();
+
+	s = mzc_new_staged(MZC_STAGE_INPUTS, gid);
+	s->ninputs = ninputs;
+	if (ninputs > 0)
+	{
+		s->inputs = MemoryContextAlloc(TopTransactionContext,
+									   sizeof(int64) * ninputs);
+		memcpy(s->inputs, inputs, sizeof(int64) * ninputs);
+	}
 	PG_RETURN_VOID();
 }
 

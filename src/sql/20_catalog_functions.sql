@@ -429,7 +429,9 @@ $$;
 
 -- Which changes of an item row have implications: retain history (a new
 -- read policy, I4), the name and the owner (kept in line with the
--- relation).  The relation may only be filled in by the implications.
+-- relation), and a materialized view's definition while
+-- apply_replacement swaps it (_replace_definition, part 84, refuses it
+-- otherwise).  The relation may only be filled in by the implications.
 -- Anything else would be a different item.
 CREATE FUNCTION mzcoord._check_alteration(p_prev mzcoord.items,
                                           p_next mzcoord.items)
@@ -447,6 +449,9 @@ BEGIN
          ORDER BY p.key
     LOOP
         IF v_column IN ('retain_history', 'schema_name', 'name', 'owner') THEN
+            CONTINUE;
+        END IF;
+        IF v_column = 'definition' AND p_prev.kind = 'materialized_view' THEN
             CONTINUE;
         END IF;
         IF v_column = 'relation' AND p_prev.relation IS NULL THEN
@@ -475,6 +480,9 @@ DECLARE
     v_owner   oid;
     v_relkind "char";
 BEGIN
+    IF p_next.definition IS DISTINCT FROM p_prev.definition THEN
+        PERFORM mzcoord._replace_definition(p_batch, p_prev, p_next);
+    END IF;
     IF p_next.retain_history IS DISTINCT FROM p_prev.retain_history THEN
         v_ms := mzcoord._retain_history_ms(p_next.retain_history);
         FOR v_gid IN

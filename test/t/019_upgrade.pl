@@ -1,4 +1,4 @@
-# Catalog upgrades 0.1 -> 0.2 (issue 11) -> 0.3 (issue 12) -> 0.4 (issue 19) -> 0.5 -> 0.6 (issue 20), with the
+# Catalog upgrades 0.1 -> 0.2 (issue 11) -> 0.3 (issue 12) -> 0.4 (issue 19) -> 0.5 -> 0.6 (issue 20) -> 0.7 (issue 23), with the
 # current library ($current below).
 #
 # Part 1, always: the current library installs the frozen 0.1 script (every C
@@ -17,6 +17,7 @@
 # Part 1c: a 0.3 catalog (frozen 0.2 script and its update), updated.
 # Part 1d: a 0.4 catalog (the same chain one step further), updated.
 # Part 1e: a 0.5 catalog (one step further again), updated.
+# Part 1f: a 0.6 catalog (and once more), updated.
 #
 # All parts compare the updated catalog with a fresh install in
 # another database: relations, columns, constraints, indexes, triggers,
@@ -33,7 +34,7 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 
 # The catalog version of this library (mzcoord.control's default_version).
-my $current = '0.6';
+my $current = '0.7';
 
 my $conf = q{
 shared_preload_libraries = 'mzcoord'
@@ -257,7 +258,7 @@ compare_catalogs($node, 'postgres', 'fresh',
 
 # Part 1b: a 0.2 catalog (the frozen 0.2 script), and part 1c: a 0.3
 # catalog (the 0.2 script and its update), each updated.
-foreach my $v ('0.2', '0.3', '0.4', '0.5')
+foreach my $v ('0.2', '0.3', '0.4', '0.5', '0.6')
 {
 	(my $db = "from$v") =~ s/\.//;
 	$node->safe_psql('postgres', "CREATE DATABASE $db");

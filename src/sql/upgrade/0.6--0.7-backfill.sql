@@ -1,0 +1,6 @@
+-- ---------------------------------------------------------------------------
+-- Backfill of a 0.6 catalog (issue 23), after the new fragment and the
+-- changed functions.  Nothing to fill: no view has been replaced yet, so
+-- mzcoord.replaced_definitions and mzcoord.replacements start empty, and
+-- mzcoord.versions shows each view's one definition from its as-of.
+-- ---------------------------------------------------------------------------
