@@ -14,7 +14,9 @@
 # preloaded cluster in $MZCOORD_BENCH_DIR (default /var/tmp/mzcoord-bench)
 # on port $MZCOORD_BENCH_PORT (default 5497), runs the benchmarks, prints a
 # table of ratios and writes bench/results/<time>.csv and .json (and
-# latest.csv / latest.json).  See doc/benchmarks.md.
+# latest.csv / latest.json), and draws them with bench/plot.sh as
+# bench/results/<time>.ratios.svg (and .clients.svg; latest.*.svg).
+# See doc/benchmarks.md.
 source "$(dirname "$0")/../scripts/common.sh"
 source "$(dirname "$0")/scale.sh"
 
@@ -1411,11 +1413,25 @@ report() {
 	echo
 	echo "written: $csv"
 	echo "         $json"
+
+	# The charts of this run (bench/plot.sh): <time>.ratios.svg and, with
+	# cases at several client counts, <time>.clients.svg; copied to
+	# latest.*.svg.  A chart that cannot be drawn costs the run nothing.
+	local stem=${csv%.csv} chart
+	rm -f "$RESULTS_DIR"/latest.ratios.svg "$RESULTS_DIR"/latest.clients.svg
+	if "$MZ_SRC/bench/plot.sh" "$csv" "$stem."; then
+		for chart in ratios clients; do
+			if [ -f "$stem.$chart.svg" ]; then cp "$stem.$chart.svg" "$RESULTS_DIR/latest.$chart.svg"; fi
+		done
+	else
+		echo "no charts drawn (bench/plot.sh failed)" >&2
+	fi
 }
 
 require_root
-# column(1) for the report; the peers periods and wal2json
-ensure_packages bsdextrautils postgresql-15-periods postgresql-15-wal2json
+# column(1) for the report; the peers periods and wal2json; gnuplot for
+# the charts (bench/plot.sh, bench/scale.sh)
+ensure_packages bsdextrautils postgresql-15-periods postgresql-15-wal2json gnuplot-nox
 sync_build_tree
 build_and_install
 install_peers

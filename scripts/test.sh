@@ -2,7 +2,9 @@
 # Runs every test suite of mzcoord; exits non-zero on the first failure.
 #
 #   shape       the tree's shape: planes, one owner per header, no include
-#               cycle (scripts/check_shape.pl, doc/architecture.md)
+#               cycle (scripts/check_shape.pl, doc/architecture.md); and
+#               the pictures: every SVG of the docs and charts renders,
+#               every picture link resolves (scripts/check_svgs.sh)
 #   unit        cmocka tests of the pure core (src/core)
 #   fuzz        libFuzzer targets, FUZZ_SECONDS each (default 15)
 #   regress     pg_regress on a temporary preloaded cluster
@@ -20,7 +22,8 @@ suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(shape unit fuzz regress isolation tap)
 
 require_root
-ensure_packages
+# rsvg-convert for the pictures' check (shape)
+ensure_packages librsvg2-bin
 sync_build_tree
 build_and_install
 # The 0.1 library, for the upgrade test (test/t/019_upgrade.pl).
@@ -62,7 +65,14 @@ if [ -n "${ONLY:-}" ]; then
 fi
 for s in "${suites[@]}"; do
 	case $s in
-	shape) run_suite shape perl scripts/check_shape.pl ;;
+	shape)
+		run_suite shape perl scripts/check_shape.pl
+		# The pictures, in the source tree itself: the build tree has no
+		# bench/results and no git to say which charts are committed.
+		say "suite: shape (pictures)"
+		t0=$SECONDS
+		"$MZ_SRC/scripts/check_svgs.sh" "$MZ_SRC" || { echo "FAILED: shape (pictures)" >&2; exit 1; }
+		echo "suite shape (pictures) passed in $((SECONDS - t0))s" ;;
 	unit) run_suite unit "${M[@]}" unitcheck ;;
 	fuzz) run_suite fuzz "${M[@]}" fuzzcheck FUZZ_SECONDS="${FUZZ_SECONDS:-15}" ;;
 	regress) run_suite regress "${M[@]}" installcheck ISOLATION= TAP_TESTS= "${only_regress[@]}" ;;
