@@ -1,6 +1,7 @@
 -- mzcoord walkthrough: a registered table keeps its history; read it as of
 -- a time; hold a time while compaction runs; a source fed by appends; a
--- continual materialized view over both; a sink exporting its changes.
+-- continual materialized view over both; a sink exporting its changes; the
+-- view's definition replaced in place.
 -- See doc/walkthrough.md.  Run with: psql -e -f doc/walkthrough.sql (scripts/demo.sh does).
 \set ON_ERROR_STOP on
 \pset footer off
