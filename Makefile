@@ -51,8 +51,9 @@ UPGRADE_0.4--0.5_NEW = src/sql/80_publication.sql src/sql/81_compute.sql \
 	src/sql/82_maintenance_workers.sql
 # Fragments new in 0.6 (issue 20: one durable since, one table upper).
 UPGRADE_0.5--0.6_NEW = src/sql/83_shared_timeline.sql
-# Fragments new in 0.7 (issue 23: replacing a view's definition).
-UPGRADE_0.6--0.7_NEW = src/sql/84_replacement.sql
+# Fragments new in 0.7 (issue 23: replacing a view's definition; issue 24:
+# metrics).
+UPGRADE_0.6--0.7_NEW = src/sql/84_replacement.sql src/sql/85_metrics.sql
 
 PG_CPPFLAGS = $(foreach p,core $(PLANES),-I$(srcdir)/src/$(p))
 PG_CFLAGS = -Wall -Wmissing-prototypes -Wpointer-arith -Wendif-labels \

@@ -53,6 +53,24 @@ ensure_packages() {
 	command -v clang >/dev/null 2>&1 || ln -sf /usr/bin/clang-14 /usr/local/bin/clang
 }
 
+# Debian's prometheus-postgres-exporter, for the metrics test
+# (test/t/054_prometheus.pl), which runs its own instance on 127.0.0.1.
+# The package would start a service listening on every address: a
+# policy-rc.d that refuses keeps it from starting while it is installed.
+ensure_exporter() {
+	dpkg-query -W -f='${Status}' prometheus-postgres-exporter 2>/dev/null |
+		grep -q 'install ok installed' && return 0
+	say "installing prometheus-postgres-exporter (its service not started)"
+	local guard=/usr/sbin/policy-rc.d
+	local had_guard=
+	[ -e "$guard" ] && had_guard=1
+	[ -n "$had_guard" ] || { printf '#!/bin/sh\nexit 101\n' >"$guard"; chmod +x "$guard"; }
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends prometheus-postgres-exporter >/dev/null
+	[ -n "$had_guard" ] || rm -f "$guard"
+}
+
 # Copy the source tree to the build directory, owned by the test user.
 sync_build_tree() {
 	mkdir -p "$MZ_BUILD"

@@ -4,12 +4,16 @@
 #   shape       the tree's shape: planes, one owner per header, no include
 #               cycle (scripts/check_shape.pl, doc/architecture.md); and
 #               the pictures: every SVG of the docs and charts renders,
-#               every picture link resolves (scripts/check_svgs.sh)
+#               every picture link resolves (scripts/check_svgs.sh); the
+#               Grafana dashboard names only exported metrics
+#               (scripts/check_dashboard.pl)
 #   unit        cmocka tests of the pure core (src/core)
 #   fuzz        libFuzzer targets, FUZZ_SECONDS each (default 15)
 #   regress     pg_regress on a temporary preloaded cluster
 #   isolation   isolation specs on a temporary preloaded cluster
-#   tap         restart, crash and worker-life tests
+#   tap         restart, crash and worker-life tests; the metrics through
+#               prometheus-postgres-exporter (installed, its service not
+#               started)
 #
 # Usage (as root, on Debian 12): scripts/test.sh [suite...]
 #
@@ -27,7 +31,7 @@ ensure_packages librsvg2-bin
 sync_build_tree
 build_and_install
 # The 0.1 library, for the upgrade test (test/t/019_upgrade.pl).
-case " ${suites[*]} " in *" tap "*) build_old_install ;; esac
+case " ${suites[*]} " in *" tap "*) build_old_install; ensure_exporter ;; esac
 
 show_failure() {
 	local f
@@ -67,6 +71,8 @@ for s in "${suites[@]}"; do
 	case $s in
 	shape)
 		run_suite shape perl scripts/check_shape.pl
+		# The Grafana dashboard names only metrics the exporter exposes.
+		run_suite "shape (dashboard)" perl scripts/check_dashboard.pl .
 		# The pictures, in the source tree itself: the build tree has no
 		# bench/results and no git to say which charts are committed.
 		say "suite: shape (pictures)"

@@ -263,6 +263,12 @@ mzcoord_controller_shmem_init(LWLock *lock, bool found_unused)
 		mzcoord_ctl->lock = lock;
 		pg_atomic_init_u64(&mzcoord_ctl->epoch, 0);
 		pg_atomic_init_u64(&mzcoord_ctl->coordinator_epoch, 0);
+		for (int i = 0; i < MZC_CATALOG_TABLES; i++)
+		{
+			pg_atomic_init_u64(&mzcoord_ctl->catalog_rows[i], 0);
+			pg_atomic_init_u64(&mzcoord_ctl->catalog_bytes[i], 0);
+		}
+		pg_atomic_init_u64(&mzcoord_ctl->bounds_coalesced, 0);
 		ConditionVariableInit(&mzcoord_ctl->ready_cv);
 		mzcoord_ctl->capacity = capacity;
 		mzcoord_ctl->nnodes = ctl_nodes_for(capacity, mzcoord_max_holds);

@@ -137,6 +137,12 @@ typedef struct MzcRoleEntry
 	int32		nholds;
 } MzcRoleEntry;
 
+/* The catalog tables the tick writes, for its traffic counters. */
+#define MZC_CATALOG_TABLES 3
+#define MZC_CATALOG_BOUNDS 0	/* mzcoord.compaction_bounds */
+#define MZC_CATALOG_COLLECTIONS 1	/* mzcoord.collections */
+#define MZC_CATALOG_EPOCH 2		/* mzcoord.coordinator_epoch */
+
 typedef struct MzcController
 {
 	LWLock	   *lock;			/* the controller lock; set once at startup */
@@ -210,6 +216,17 @@ typedef struct MzcController
 	 * taken by the compaction step, both under the exclusive lock.
 	 */
 	int32		nnews;
+
+	/*
+	 * Catalog traffic of the tick's publications since the server started
+	 * (tick.c, the one writer; mzcoord.metrics reads them): rows and bytes
+	 * written to compaction_bounds, collections and coordinator_epoch, and
+	 * bounds that moved but were held back to coalesce with a later tick.
+	 * Lock-free: each is an atomic counter.
+	 */
+	pg_atomic_uint64 catalog_rows[MZC_CATALOG_TABLES];
+	pg_atomic_uint64 catalog_bytes[MZC_CATALOG_TABLES];
+	pg_atomic_uint64 bounds_coalesced;
 
 	/* Bootstrap statistics (bootstrap.c). */
 	int64		bootstraps;

@@ -1134,6 +1134,7 @@ typedef struct MzcLeaseCheck
 	MzcHoldFailure hf;
 	int32		held;
 	mzc_ts		at;
+	mzc_ts		floor;			/* no lower, when the caller chose no time */
 	mzc_frontier sinces[MZC_LEASE_MAX_RELS];
 } MzcLeaseCheck;
 
@@ -1168,13 +1169,55 @@ create_resolve_locked(const Oid *rels, int n, bool have_at, MzcLeaseCheck *c,
 			least = mzc_frontier_join(least, mzcoord_ctl_info[slot].durable_since);
 	}
 	if (!have_at)
-		c->at = least.empty ? MZC_TS_MAX : least.ts;
+		c->at = least.empty ? MZC_TS_MAX : Max(least.ts, c->floor);
 	for (int i = 0; i < n; i++)
 		c->violation |= !mzc_frontier_le_ts(c->sinces[i], c->at);
 	return !c->violation;
 }
 
 /* Check the limits, take the holds and the entry; caller holds the lock. */
+/*
+ * The greatest committed compaction bound of the relations (0 if none has
+ * one): a lease whose time the caller left to us starts there at the
+ * least.  The live since can be below it while a transaction holds it
+ * back (transaction holds keep the since, not the bound), and
+ * _lease_write() refuses a time below a bound.
+ */
+static mzc_ts
+committed_bound_floor(const Oid *rels, int n)
+{
+	Oid			argtypes[1] = {OIDARRAYOID};
+	Datum	   *elems = palloc(sizeof(Datum) * n);
+	Datum		values[1];
+	mzc_ts		floor = 0;
+	bool		isnull;
+
+	for (int i = 0; i < n; i++)
+		elems[i] = ObjectIdGetDatum(rels[i]);
+	values[0] = PointerGetDatum(construct_array(elems, n, OIDOID, sizeof(Oid),
+												true, TYPALIGN_INT));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT pg_catalog.max(b.bound)"
+							  "  FROM mzcoord.compaction_bounds b"
+							  "  JOIN mzcoord.collections c"
+							  "    ON c.global_id OPERATOR(pg_catalog.=) b.global_id"
+							  "  JOIN mzcoord.items i ON i.id OPERATOR(pg_catalog.=) c.item_id"
+							  " WHERE i.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)",
+							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the compaction bounds");
+	if (SPI_processed == 1)
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									  1, &isnull);
+
+		if (!isnull)
+			floor = DatumGetInt64(d);
+	}
+	SPI_finish();
+	return floor;
+}
+
 static int32
 create_take_locked(const char *name, Oid role, int32 *slots, int n,
 				   TimestampTz now, MzcLeaseCheck *c)
@@ -1313,6 +1356,8 @@ mzcoord_create_lease(PG_FUNCTION_ARGS)
 				 errmsg("lease time must not be negative: " INT64_FORMAT, c.at)));
 	ttl_ms = lease_ttl_arg(fcinfo, 3);
 	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
+	if (PG_ARGISNULL(2))
+		c.floor = committed_bound_floor(rels, n);
 	mzcoord_reserve_local_holds(n);
 	reserve_op();
 	now = GetCurrentTimestamp();

@@ -38,6 +38,8 @@
 #include "commands/extension.h"
 #include "access/xact.h"
 #include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
 #include "lib/pairingheap.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -55,6 +57,7 @@
 #include "oracle.h"
 #include "publish.h"
 #include "settings.h"
+#include "shmem.h"
 #include "tick.h"
 #include "collections.h"
 #include "counted.h"
@@ -256,7 +259,8 @@ static const char *const publish_sql =
 "         epoch = $5, published_at = pg_catalog.now()"
 "    FROM prop p"
 "   WHERE b.ctid OPERATOR(pg_catalog.=) p.tid"
-"  RETURNING b.global_id, b.bound),"
+"  RETURNING b.global_id, b.bound,"
+"            pg_catalog.pg_column_size(b.*)::pg_catalog.int8 AS bytes),"
 " nc AS ("
 "  UPDATE mzcoord.collections c"
 "     SET since = CASE WHEN v.publish THEN v.since ELSE c.since END,"
@@ -266,10 +270,11 @@ static const char *const publish_sql =
 "     AND c.global_id OPERATOR(pg_catalog.=) v.global_id"
 "     AND NOT EXISTS (SELECT 1 FROM mzcoord.compaction_bounds x"
 "                      WHERE x.global_id OPERATOR(pg_catalog.=) v.global_id)"
-"  RETURNING c.global_id, c.since)"
-"SELECT nb.global_id, nb.bound FROM nb"
-" UNION ALL SELECT nc.global_id, nc.since FROM nc"
-" UNION ALL SELECT v.global_id, b.bound"
+"  RETURNING c.global_id, c.since,"
+"            pg_catalog.pg_column_size(c.*)::pg_catalog.int8 AS bytes)"
+"SELECT nb.global_id, nb.bound, 0, nb.bytes FROM nb"
+" UNION ALL SELECT nc.global_id, nc.since, 1, nc.bytes FROM nc"
+" UNION ALL SELECT v.global_id, b.bound, -1, 0::pg_catalog.int8"
 "   FROM v JOIN mzcoord.compaction_bounds b"
 "          ON b.global_id OPERATOR(pg_catalog.=) v.global_id"
 "  WHERE v.has_bound AND NOT v.publish";
@@ -279,8 +284,9 @@ static const char *const publish_sql =
  * (never lowered).  A bootstrap resumes the timeline at or above it.
  */
 static const char *const timeline_sql =
-"UPDATE mzcoord.coordinator_epoch SET timeline = $1"
-" WHERE timeline IS NULL OR timeline OPERATOR(pg_catalog.<) $1";
+"UPDATE mzcoord.coordinator_epoch e SET timeline = $1"
+" WHERE e.timeline IS NULL OR e.timeline OPERATOR(pg_catalog.<) $1"
+" RETURNING pg_catalog.pg_column_size(e.*)::pg_catalog.int8";
 
 static int
 cmp_row_gid(const void *a, const void *b)
@@ -304,6 +310,38 @@ row_of_result(MzcPersistRow *rows, int n, uint64 r)
 										SPI_tuptable->tupdesc, 1), &key.gid))
 		return NULL;
 	return bsearch(&key, rows, n, sizeof(MzcPersistRow), cmp_row_gid);
+}
+
+/*
+ * Add the SPI result's rows to the catalog traffic counters: each row's
+ * table is its column table_col (an MZC_CATALOG_* number, -1 for a bound
+ * held back to coalesce), or coordinator_epoch when the result has fewer
+ * columns; its bytes are its last column.  Counted when the statement ran:
+ * a tick whose transaction then fails counts rows that were not kept.
+ */
+static void
+count_traffic(int table_col)
+{
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		int			table = MZC_CATALOG_EPOCH;
+		int64		bytes;
+
+		if (table_col < desc->natts)
+			table = DatumGetInt32(SPI_getbinval(tup, desc, table_col, &isnull));
+		bytes = DatumGetInt64(SPI_getbinval(tup, desc, desc->natts, &isnull));
+		if (table < 0 || table >= MZC_CATALOG_TABLES)
+		{
+			pg_atomic_fetch_add_u64(&mzcoord_ctl->bounds_coalesced, 1);
+			continue;
+		}
+		pg_atomic_fetch_add_u64(&mzcoord_ctl->catalog_rows[table], 1);
+		if (!isnull && bytes > 0)
+			pg_atomic_fetch_add_u64(&mzcoord_ctl->catalog_bytes[table], bytes);
+	}
 }
 
 /*
@@ -439,8 +477,9 @@ write_timeline(MzcPersistRow *rows, int n)
 		return;
 	values[0] = Int64GetDatum(upper);
 	if (SPI_execute_with_args(timeline_sql, 1, argtypes, values, NULL, false,
-							  0) != SPI_OK_UPDATE)
+							  0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "mzcoord: could not write the table timeline");
+	count_traffic(3);
 }
 
 /*
@@ -506,6 +545,7 @@ write_rows(MzcPersistRow *rows, int n)
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "mzcoord: could not publish frontiers: %s",
 			 SPI_result_code_string(rc));
+	count_traffic(3);
 	mark_written(rows, n);
 	write_timeline(rows, n);
 }
@@ -1358,3 +1398,38 @@ mzcoord_controller_advance_timeline(void)
 	LWLockRelease(mzcoord_ctl->lock);
 }
 
+
+PG_FUNCTION_INFO_V1(mzcoord_tick_traffic);
+
+/*
+ * SQL: mzcoord._tick_traffic(OUT table_name text, OUT rows_written bigint,
+ *		OUT bytes_written bigint, OUT held_back bigint) RETURNS SETOF record
+ *
+ * The catalog traffic of the tick's publications since the server started:
+ * one row per catalog table it writes; held_back (on the compaction_bounds
+ * row) counts bounds that moved but were left for a later tick to
+ * coalesce.  Lock-free reads of atomic counters.
+ */
+Datum
+mzcoord_tick_traffic(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	static const char *const names[MZC_CATALOG_TABLES] = {
+		"compaction_bounds", "collections", "coordinator_epoch"
+	};
+
+	mzcoord_require_shmem();
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < MZC_CATALOG_TABLES; i++)
+	{
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, i != MZC_CATALOG_BOUNDS};
+
+		values[0] = CStringGetTextDatum(names[i]);
+		values[1] = Int64GetDatum((int64) pg_atomic_read_u64(&mzcoord_ctl->catalog_rows[i]));
+		values[2] = Int64GetDatum((int64) pg_atomic_read_u64(&mzcoord_ctl->catalog_bytes[i]));
+		values[3] = Int64GetDatum((int64) pg_atomic_read_u64(&mzcoord_ctl->bounds_coalesced));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
