@@ -205,6 +205,34 @@ mzc_frontier_arg(FunctionCallInfo fcinfo, int argno, const char *what)
 	return mzc_frontier_at(v);
 }
 
+/* The input global ids of argument argno (NULL: none), at most MZC_MAX_INPUTS. */
+static int64 *
+inputs_arg(FunctionCallInfo fcinfo, int argno, int *n)
+{
+	int64	   *inputs = NULL;
+
+	*n = 0;
+	if (!PG_ARGISNULL(argno))
+		inputs = mzc_gid_array(PG_GETARG_ARRAYTYPE_P(argno), n);
+	if (*n > MZC_MAX_INPUTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a collection cannot have more than %d inputs",
+						MZC_MAX_INPUTS)));
+	return inputs;
+}
+
+/* A copy of inputs[0..n) for the staged change, in the transaction's memory. */
+static void
+staged_set_inputs(MzcStaged *s, const int64 *inputs, int n)
+{
+	s->ninputs = n;
+	if (n == 0)
+		return;
+	s->inputs = MemoryContextAlloc(TopTransactionContext, sizeof(int64) * n);
+	memcpy(s->inputs, inputs, sizeof(int64) * n);
+}
+
 /*
  * SQL: mzcoord._stage_collection(global_id text, item_id text,
  *		relation regclass, kind text, since bigint, upper bigint,
@@ -252,13 +280,7 @@ mzcoord_stage_collection(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("since %lld is beyond upper %lld",
 						(long long) since.ts, (long long) upper.ts)));
-	if (!PG_ARGISNULL(6))
-		inputs = mzc_gid_array(PG_GETARG_ARRAYTYPE_P(6), &ninputs);
-	if (ninputs > MZC_MAX_INPUTS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a collection cannot have more than %d inputs",
-						MZC_MAX_INPUTS)));
+	inputs = inputs_arg(fcinfo, 6, &ninputs);
 
 	/*
 	 * Inputs must be live collections now (rechecked at PRE_COMMIT), or be
@@ -284,12 +306,7 @@ mzcoord_stage_collection(PG_FUNCTION_ARGS)
 	s->kind = kind;
 	s->since = since;
 	s->upper = upper;
-	s->ninputs = ninputs;
-	if (ninputs > 0)
-		s->inputs = MemoryContextAlloc(TopTransactionContext,
-									   sizeof(int64) * ninputs);
-	if (ninputs > 0)
-		memcpy(s->inputs, inputs, sizeof(int64) * ninputs);
+	staged_set_inputs(s, inputs, ninputs);
 	PG_RETURN_VOID();
 }
 
@@ -311,25 +328,13 @@ mzcoord_stage_inputs(PG_FUNCTION_ARGS)
 
 	mzcoord_require_shmem();
 	gid = required_gid_arg(fcinfo);
-	if (!PG_ARGISNULL(1))
-		inputs = mzc_gid_array(PG_GETARG_ARRAYTYPE_P(1), &ninputs);
-	if (ninputs > MZC_MAX_INPUTS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a collection cannot have more than %d inputs",
-						MZC_MAX_INPUTS)));
+	inputs = inputs_arg(fcinfo, 1, &ninputs);
 	if (ninputs > 0)
 		mzcoord_ctl_check_inputs(inputs, ninputs);
 	mzcoord_ctl_require_ready();
 
 	s = mzc_new_staged(MZC_STAGE_INPUTS, gid);
-	s->ninputs = ninputs;
-	if (ninputs > 0)
-	{
-		s->inputs = MemoryContextAlloc(TopTransactionContext,
-									   sizeof(int64) * ninputs);
-		memcpy(s->inputs, inputs, sizeof(int64) * ninputs);
-	}
+	staged_set_inputs(s, inputs, ninputs);
 	PG_RETURN_VOID();
 }
 

@@ -173,6 +173,21 @@ mzc_coll_dep_frontier(const mzc_collections *set, int32_t slot)
 	return dep_frontier(set, &set->slots[slot]);
 }
 
+/* A fresh traversal mark for the walks over the dependency graph. */
+static uint32_t
+next_visit_epoch(mzc_collections *set)
+{
+	uint32_t	epoch = ++set->visit_epoch;
+
+	if (epoch == 0)
+	{
+		for (int32_t i = 0; i < set->capacity; i++)
+			set->slots[i].visit_epoch = 0;
+		epoch = set->visit_epoch = 1;
+	}
+	return epoch;
+}
+
 /*
  * Number of distinct dependency edges reachable from slot (its own edges,
  * its dependencies' edges, and so on).  Propagating one since change needs at
@@ -181,19 +196,10 @@ mzc_coll_dep_frontier(const mzc_collections *set, int32_t slot)
 static int32_t
 reachable_edges(mzc_collections *set, int32_t slot)
 {
-	uint32_t	epoch;
+	uint32_t	epoch = next_visit_epoch(set);
 	int32_t		head,
 				edges = 0;
 
-	epoch = ++set->visit_epoch;
-	if (epoch == 0)
-	{
-		int32_t		i;
-
-		for (i = 0; i < set->capacity; i++)
-			set->slots[i].visit_epoch = 0;
-		epoch = set->visit_epoch = 1;
-	}
 	set->slots[slot].visit_epoch = epoch;
 	set->slots[slot].visit_next = MZC_NIL;
 	head = slot;
@@ -552,6 +558,39 @@ initial_since(const mzc_collections *set, const mzc_coll_create_args *args,
 }
 
 /*
+ * Adds to *needed the pool nodes that one more count at hold on each of
+ * deps[0..n) takes; an error if such a count cannot be installed.
+ */
+static mzc_status
+count_dep_nodes(const mzc_collections *set, const int32_t *deps, int32_t n,
+				mzc_frontier hold, int32_t *needed, mzc_error *err)
+{
+	for (int32_t i = 0; i < n && !hold.empty; i++)
+	{
+		mzc_update	u = dep_hold_update(hold);
+		mzc_counted_effect eff;
+		mzc_status	st = mzc_counted_check(set->pool, &set->slots[deps[i]].caps,
+										   &u, 1, &eff, err);
+
+		if (st != MZC_OK)
+			return st;
+		*needed += eff.nodes_needed;
+	}
+	return MZC_OK;
+}
+
+/* MZC_ERR_NO_SPACE unless the pool has `needed` free nodes. */
+static mzc_status
+require_nodes(const mzc_collections *set, int32_t needed, mzc_error *err)
+{
+	if (needed > set->pool->nfree)
+		return mzc_fail(err, MZC_ERR_NO_SPACE,
+						"count pool is full: %d free nodes, up to %d needed",
+						(int) set->pool->nfree, (int) needed);
+	return MZC_OK;
+}
+
+/*
  * S5: the dependency holds at since must be installable, and the pool must
  * have the nodes for them and for the new collection's own capability.
  */
@@ -560,26 +599,13 @@ check_dep_holds(const mzc_collections *set, const mzc_coll_create_args *args,
 				mzc_frontier since, mzc_error *err)
 {
 	int32_t		needed = 1;
-	int32_t		i;
 	mzc_status	st;
-	mzc_frontier hold = initial_dep_hold(args, since);
 
-	for (i = 0; i < args->ndeps && !hold.empty; i++)
-	{
-		mzc_update	u = dep_hold_update(hold);
-		mzc_counted_effect eff;
-
-		st = mzc_counted_check(set->pool, &set->slots[args->deps[i]].caps,
-							   &u, 1, &eff, err);
-		if (st != MZC_OK)
-			return st;
-		needed += eff.nodes_needed;
-	}
-	if (needed > set->pool->nfree)
-		return mzc_fail(err, MZC_ERR_NO_SPACE,
-						"count pool is full: %d free nodes, %d needed",
-						(int) set->pool->nfree, (int) needed);
-	return MZC_OK;
+	st = count_dep_nodes(set, args->deps, args->ndeps,
+						 initial_dep_hold(args, since), &needed, err);
+	if (st != MZC_OK)
+		return st;
+	return require_nodes(set, needed, err);
 }
 
 /*
@@ -843,21 +869,6 @@ mzc_coll_update(mzc_collections *set, int32_t slot, mzc_update *updates,
 }
 
 
-/* A fresh traversal mark (see reachable_edges). */
-static uint32_t
-next_visit_epoch(mzc_collections *set)
-{
-	uint32_t	epoch = ++set->visit_epoch;
-
-	if (epoch == 0)
-	{
-		for (int32_t i = 0; i < set->capacity; i++)
-			set->slots[i].visit_epoch = 0;
-		epoch = set->visit_epoch = 1;
-	}
-	return epoch;
-}
-
 /* Does from depend on target, directly or through other collections? */
 static bool
 depends_on(mzc_collections *set, int32_t from, int32_t target)
@@ -899,6 +910,7 @@ check_new_deps(mzc_collections *set, int32_t slot, const int32_t *deps,
 {
 	mzc_collection *c = &set->slots[slot];
 	int32_t		needed = reachable_edges(set, slot);
+	mzc_status	st;
 
 	if (ndeps < 0 || ndeps > MZC_COLL_MAX_DEPS || (ndeps > 0 && deps == NULL))
 		return mzc_fail(err, MZC_ERR_INVALID,
@@ -906,9 +918,7 @@ check_new_deps(mzc_collections *set, int32_t slot, const int32_t *deps,
 						MZC_COLL_MAX_DEPS, (int) ndeps);
 	for (int32_t i = 0; i < ndeps; i++)
 	{
-		mzc_status	st = require_active(set, deps[i], err);
-
-		if (st != MZC_OK)
+		if ((st = require_active(set, deps[i], err)) != MZC_OK)
 			return st;
 		for (int32_t j = 0; j < i; j++)
 			if (deps[j] == deps[i])
@@ -918,27 +928,16 @@ check_new_deps(mzc_collections *set, int32_t slot, const int32_t *deps,
 			return mzc_fail(err, MZC_ERR_INVALID,
 							"slot %d cannot depend on %d, which depends on it",
 							(int) slot, (int) deps[i]);
-		if (!c->dep_hold.empty)
-		{
-			mzc_update	u = dep_hold_update(c->dep_hold);
-			mzc_counted_effect eff;
-
-			if (!mzc_frontier_le(mzc_coll_since(set, deps[i]), c->dep_hold))
-				return mzc_fail(err, MZC_ERR_SINCE_VIOLATION,
-								"dependency %d is not readable where slot %d holds its dependencies",
-								(int) deps[i], (int) slot);
-			st = mzc_counted_check(set->pool, &set->slots[deps[i]].caps,
-								   &u, 1, &eff, err);
-			if (st != MZC_OK)
-				return st;
-			needed += eff.nodes_needed;
-		}
+		if (!c->dep_hold.empty &&
+			!mzc_frontier_le(mzc_coll_since(set, deps[i]), c->dep_hold))
+			return mzc_fail(err, MZC_ERR_SINCE_VIOLATION,
+							"dependency %d is not readable where slot %d holds its dependencies",
+							(int) deps[i], (int) slot);
 	}
-	if (needed > set->pool->nfree)
-		return mzc_fail(err, MZC_ERR_NO_SPACE,
-						"count pool is full: %d free nodes, up to %d needed",
-						(int) set->pool->nfree, (int) needed);
-	return MZC_OK;
+	st = count_dep_nodes(set, deps, ndeps, c->dep_hold, &needed, err);
+	if (st != MZC_OK)
+		return st;
+	return require_nodes(set, needed, err);
 }
 
 /*
