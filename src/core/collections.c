@@ -189,12 +189,15 @@ next_visit_epoch(mzc_collections *set)
 }
 
 /*
- * Number of distinct dependency edges reachable from slot (its own edges,
- * its dependencies' edges, and so on).  Propagating one since change needs at
- * most one new pool node per edge, so this bounds what to reserve.
+ * Walks the dependency graph from slot, each collection once, and returns
+ * the number of distinct dependency edges reachable (its own edges, its
+ * dependencies' edges, and so on); sets *found if target (MZC_NIL: none)
+ * is among the collections reached.  Propagating one since change needs at
+ * most one new pool node per edge (reachable_edges), so this bounds what
+ * to reserve.
  */
 static int32_t
-reachable_edges(mzc_collections *set, int32_t slot)
+walk_deps(mzc_collections *set, int32_t slot, int32_t target, bool *found)
 {
 	uint32_t	epoch = next_visit_epoch(set);
 	int32_t		head,
@@ -206,11 +209,12 @@ reachable_edges(mzc_collections *set, int32_t slot)
 	while (head != MZC_NIL)
 	{
 		mzc_collection *c = &set->slots[head];
-		int32_t		i;
 
+		if (head == target)
+			*found = true;
 		head = c->visit_next;
 		edges += c->ndeps;
-		for (i = 0; i < c->ndeps; i++)
+		for (int32_t i = 0; i < c->ndeps; i++)
 		{
 			mzc_collection *d = &set->slots[c->deps[i]];
 
@@ -222,6 +226,14 @@ reachable_edges(mzc_collections *set, int32_t slot)
 		}
 	}
 	return edges;
+}
+
+static int32_t
+reachable_edges(mzc_collections *set, int32_t slot)
+{
+	bool		found = false;
+
+	return walk_deps(set, slot, MZC_NIL, &found);
 }
 
 int32_t
@@ -873,30 +885,10 @@ mzc_coll_update(mzc_collections *set, int32_t slot, mzc_update *updates,
 static bool
 depends_on(mzc_collections *set, int32_t from, int32_t target)
 {
-	uint32_t	epoch = next_visit_epoch(set);
-	int32_t		head = from;
+	bool		found = false;
 
-	set->slots[from].visit_epoch = epoch;
-	set->slots[from].visit_next = MZC_NIL;
-	while (head != MZC_NIL)
-	{
-		mzc_collection *c = &set->slots[head];
-
-		if (head == target)
-			return true;
-		head = c->visit_next;
-		for (int32_t i = 0; i < c->ndeps; i++)
-		{
-			mzc_collection *d = &set->slots[c->deps[i]];
-
-			if (d->visit_epoch == epoch)
-				continue;
-			d->visit_epoch = epoch;
-			d->visit_next = head;
-			head = c->deps[i];
-		}
-	}
-	return false;
+	(void) walk_deps(set, from, target, &found);
+	return found;
 }
 
 /*
