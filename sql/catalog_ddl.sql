@@ -180,7 +180,7 @@ SELECT mzcoord.create_index('totals_by_qty', 'order_totals', '{qty}') IS NOT NUL
 SELECT name, kind, schema, owner, on_item, index_keys FROM cat WHERE kind = 'index';
 SELECT indexrelid::regclass, indrelid::regclass, pg_get_indexdef(indexrelid)
   FROM pg_index WHERE indexrelid IN (SELECT relation FROM mzcoord.items WHERE kind = 'index')
- ORDER BY 1::text;
+ ORDER BY indexrelid;
 
 CREATE TABLE points (p point);
 SELECT mzcoord.create_table('points') IS NOT NULL AS registered;

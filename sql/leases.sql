@@ -246,7 +246,7 @@ SELECT since <= :index_held AS table_since_held
 SELECT i.relation, b.bound <= CASE i.relation WHEN 'lv_mv'::regclass THEN :view_held
                                               ELSE :index_held END AS bound_held
   FROM mzcoord.compaction_bounds b JOIN mzcoord.items i ON i.id = b.global_id
- WHERE i.relation IN ('lv'::regclass, 'lv_mv'::regclass) ORDER BY 1::text;
+ WHERE i.relation IN ('lv'::regclass, 'lv_mv'::regclass) ORDER BY i.relation::text;
 -- The rows at the leased times are still there, after compaction.
 SELECT k, v FROM mzcoord.read_at(NULL::lv_mv, :view_held) ORDER BY k;
 SELECT k, v FROM mzcoord.read_at(NULL::lv, :index_held) ORDER BY k;
