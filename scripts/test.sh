@@ -33,7 +33,7 @@ require_root
 # rsvg-convert for the pictures' check (shape); the package suite's build
 # dependencies.
 case " ${suites[*]} " in
-*" package "*) ensure_packages librsvg2-bin debhelper dpkg-dev postgresql-server-dev-all ;;
+*" package "*) ensure_packages librsvg2-bin build-essential debhelper dpkg-dev postgresql-server-dev-all ;;
 *) ensure_packages librsvg2-bin ;;
 esac
 sync_build_tree
