@@ -69,6 +69,12 @@ BEGIN
 END
 $$;
 SELECT count(DISTINCT ts) > 60 AS many_write_times FROM kp.times;
+-- Every write complete before the views may move again: their first step
+-- then sees all the writes (on a busy machine the timeline could lag the
+-- last ones, which a later step would evaluate one by one).
+SELECT wait_until(format($$SELECT upper > %s FROM mzcoord.frontiers
+                            WHERE relation = 'kp.t'::regclass$$,
+                         (SELECT max(ts) FROM kp.times))) AS writes_complete;
 SELECT dblink_exec('locker', 'COMMIT');
 SELECT dblink_disconnect('locker');
 SELECT wait_until(format($$SELECT bool_and(f.upper > %s) FROM mzcoord.frontiers f

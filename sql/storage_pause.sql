@@ -40,6 +40,9 @@ ALTER SYSTEM RESET mzcoord.auto_compact;
 SELECT pg_reload_conf();
 SELECT wait_until($$SELECT s.compacted > c.compacted FROM mzcoord.storage s, sp_c c
                     WHERE s.relation = 'sp'::regclass$$) AS compacted_again;
+-- The step counts a compaction once it returned, just after its commit.
+SELECT wait_until(format($$SELECT compactions > %s FROM mzcoord.compaction_status()$$,
+                         :compactions_before)) AS counted_soon;
 SELECT compactions > :compactions_before AS counted, steps > :steps_before AS stepped
   FROM mzcoord.compaction_status();
 SELECT count(*) FROM mzcoord.read_at(NULL::sp, (SELECT since FROM mzcoord.frontiers
