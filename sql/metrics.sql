@@ -90,5 +90,6 @@ SELECT labels->>'table' AS table_name,
  WHERE metric = 'mzcoord_catalog_rows_written_total' AND value > 0
    AND labels->>'table' IN ('compaction_bounds', 'coordinator_epoch') ORDER BY 1;
 
+SELECT * FROM mzcoord.check_consistency();
 SELECT mzcoord.drop('mt_mv');
 DROP TABLE mt;

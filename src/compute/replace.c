@@ -446,8 +446,11 @@ mzcoord_apply_replacement(PG_FUNCTION_ARGS)
 	if (empty)
 		upper = -1;
 	else if (upper <= at)
-		elog(ERROR, "the replacement's durable upper " INT64_FORMAT " is not beyond " INT64_FORMAT,
-			 upper, at);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("replacement \"%s\" is not complete beyond " INT64_FORMAT,
+						get_rel_name(relid), at),
+				 errhint("Apply it again.")));
 
 	vh = mzcoord_history_copy(mzcoord_history_lookup(p.target_rel, false));
 	rh = mzcoord_history_copy(mzcoord_history_lookup(relid, false));

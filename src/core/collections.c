@@ -285,6 +285,33 @@ prepare(mzc_collections *set, int32_t slot, coll_plan *plan, mzc_error *err)
 }
 
 /*
+ * Applies a consolidated batch to the read capabilities of dependency d and
+ * queues d for propagation if its since moved.  False if the core refused
+ * it, which cannot happen (space was reserved, S7 holds by design).
+ */
+static bool
+update_dep(mzc_collections *set, int32_t d, const mzc_update *u, int32_t n,
+		   mzc_coll_effect *effect)
+{
+	mzc_counted_effect eff;
+
+	if (mzc_counted_apply_consolidated(set->pool, &set->slots[d].caps, u, n,
+									   &eff, NULL) != MZC_OK)
+	{
+		set->internal_errors++;
+		return false;
+	}
+	if (eff.changed)
+	{
+		mark_dirty(set, d);
+		mark_pending(set, d);
+		if (effect != NULL)
+			effect->nsince_changes++;
+	}
+	return true;
+}
+
+/*
  * Runs the propagation work list (S6).  The pending slot created last goes
  * first: every slot that can forward a change to it is younger, so each slot
  * is processed once, after all changes that reach it.
@@ -340,25 +367,9 @@ propagate(mzc_collections *set, mzc_coll_effect *effect)
 			for (i = 0; i < y->ndeps; i++)
 			{
 				int32_t		d = y->deps[i];
-				mzc_counted_effect eff;
 
-				if (mzc_counted_apply_consolidated(set->pool,
-												   &set->slots[d].caps,
-												   u, n, &eff, NULL) != MZC_OK)
-				{
-					/* Cannot happen: space was reserved, S7 holds by design. */
-					set->internal_errors++;
-					continue;
-				}
-				if (f.empty)
+				if (update_dep(set, d, u, n, effect) && f.empty)
 					set->slots[d].ndependents--;
-				if (eff.changed)
-				{
-					mark_dirty(set, d);
-					mark_pending(set, d);
-					if (effect != NULL)
-						effect->nsince_changes++;
-				}
 			}
 			y->dep_hold = f;
 		}
@@ -1009,20 +1020,8 @@ mzc_coll_set_deps(mzc_collections *set, int32_t slot, const int32_t *deps,
 	}
 	for (int32_t i = 0; i < c->ndeps && !c->dep_hold.empty; i++)
 	{
-		int32_t		d = c->deps[i];
-		mzc_counted_effect eff;
-
-		if (mzc_counted_apply_consolidated(set->pool, &set->slots[d].caps,
-										   &sub, 1, &eff, NULL) != MZC_OK)
-			set->internal_errors++;
-		set->slots[d].ndependents--;
-		if (eff.changed)
-		{
-			mark_dirty(set, d);
-			mark_pending(set, d);
-			if (effect != NULL)
-				effect->nsince_changes++;
-		}
+		(void) update_dep(set, c->deps[i], &sub, 1, effect);
+		set->slots[c->deps[i]].ndependents--;
 	}
 	c->ndeps = ndeps;
 	for (int32_t i = 0; i < MZC_COLL_MAX_DEPS; i++)
