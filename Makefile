@@ -4,7 +4,8 @@
 #   make install         install into PostgreSQL 15 (as root)
 #   make installcheck    pg_regress, isolation and TAP suites, each on its own
 #                        temporary, preloaded cluster (run as an unprivileged user)
-#   make unitcheck       cmocka unit tests of the pure core (src/core)
+#   make unitcheck       cmocka unit tests of the pure core (src/core) and of
+#                        the test-only models (test/unit/model_*)
 #   make fuzzcheck       libFuzzer targets for a bounded time (FUZZ_SECONDS)
 #
 # scripts/test.sh runs all of them the way CI does.
@@ -112,11 +113,14 @@ mzcoord--%.sql: src/sql/upgrade/%.replace src/sql/upgrade/%-backfill.sql \
 # ---------------------------------------------------------------------------
 UNIT_SRCS = $(sort $(wildcard test/unit/test_*.c))
 UNIT_BINS = $(patsubst test/unit/test_%.c,test/unit/run_%,$(UNIT_SRCS))
+# Models that only the unit tests use (test/unit/model_*.c): linked into
+# each test program, never into mzcoord.so.
+MODEL_SRCS = $(sort $(wildcard test/unit/model_*.c))
 UNIT_CFLAGS = -std=c99 -O1 -g -Wall -Wextra -Wno-unused-parameter \
 	$(if $(WERROR),-Werror) -Isrc/core -Itest/unit
 
-test/unit/run_%: test/unit/test_%.c $(CORE_SRCS) $(wildcard src/core/*.h) $(wildcard test/unit/*.h)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_SRCS) -lcmocka -lm
+test/unit/run_%: test/unit/test_%.c $(CORE_SRCS) $(MODEL_SRCS) $(wildcard src/core/*.h) $(wildcard test/unit/*.h)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_SRCS) $(MODEL_SRCS) -lcmocka -lm
 
 .PHONY: unitcheck
 unitcheck: $(UNIT_BINS)

@@ -1,11 +1,12 @@
 /*
- * Unit tests of src/core/critical.c: the persist reader scenarios K-a..K-h
- * of reference 3.4 (compare-and-downgrade, fencing, rate limiting,
- * tombstones, leases) and the shard since as the meet of readers (K1).
+ * Unit tests of src/core/critical.c and test/unit/model_critical.c: the
+ * persist reader scenarios K-a..K-h of reference 3.4 (compare-and-downgrade,
+ * fencing, rate limiting, tombstones, leases) and the shard since as the
+ * meet of readers (K1).
  */
 #include "testutil.h"
 
-#include "critical.h"
+#include "model_critical.h"
 
 #define CONTROLLER_READER 1
 #define MIN15 (15 * 60 * 1000)

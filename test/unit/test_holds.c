@@ -1,11 +1,11 @@
 /*
- * Unit tests of src/core/holds.c: the ReadHold scenarios H1-H10 of
+ * Unit tests of test/unit/model_holds.c: the ReadHold scenarios H1-H10 of
  * reference 3.1.  The issuer's accounting is a counted frontier per
  * collection, seeded with the implied capability at 10.
  */
 #include "testutil.h"
 
-#include "holds.h"
+#include "model_holds.h"
 
 static mzc_count_node nodes[32];
 static mzc_count_pool pool;

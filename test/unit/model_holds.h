@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * holds.h
+ * model_holds.h
  *	  The ReadHold token model (reference 1.1, scenarios H1-H10).
  *
  * A read hold is a token (collection id, since) handed out by an issuer.
@@ -27,13 +27,17 @@
  * nothing: if the issuer's counted frontier rejects a batch (e.g. its pool
  * is full) the token is left unchanged.
  *
+ * A model for the unit tests only: the library keeps read holds as counts
+ * in the core's collections (collections.c, taken by the controller's
+ * readhold.c), so nothing of this ships in mzcoord.so.
+ *
  * IDENTIFICATION
- *	  src/core/holds.h
+ *	  test/unit/model_holds.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef MZC_HOLDS_H
-#define MZC_HOLDS_H
+#ifndef MZC_MODEL_HOLDS_H
+#define MZC_MODEL_HOLDS_H
 
 #include "counted.h"
 
@@ -90,4 +94,4 @@ extern mzc_status mzc_hold_clone(const mzc_read_hold *hold, mzc_read_hold *out,
 extern mzc_status mzc_hold_merge(mzc_read_hold *a, mzc_read_hold *b,
 								 mzc_hold_batch *batch, mzc_error *err);
 
-#endif							/* MZC_HOLDS_H */
+#endif							/* MZC_MODEL_HOLDS_H */

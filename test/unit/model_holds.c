@@ -1,14 +1,14 @@
 /*-------------------------------------------------------------------------
  *
- * holds.c
+ * model_holds.c
  *	  The ReadHold token model (reference 1.1).
  *
  * IDENTIFICATION
- *	  src/core/holds.c
+ *	  test/unit/model_holds.c
  *
  *-------------------------------------------------------------------------
  */
-#include "holds.h"
+#include "model_holds.h"
 
 void
 mzc_hold_issuer_init(mzc_hold_issuer *issuer, mzc_count_pool *pool,
