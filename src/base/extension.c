@@ -138,6 +138,8 @@ static bool guarded_locked = false; /* by G4, holding the share lock */
 static Oid	cached_ext = InvalidOid;
 static uint64 cached_generation = 0;
 
+static bool mzcoord_extension_current(Oid ext);
+
 /* Drops this backend's transaction counts in drops_active (D2 to D5). */
 static uint32 my_drops = 0;
 static bool drop_callbacks_registered = false;
@@ -624,7 +626,7 @@ mzcoord_extension_version(Oid ext)
  * Is the catalog of extension ext the version this library runs against
  * (MZC_CATALOG_VERSION)?
  */
-bool
+static bool
 mzcoord_extension_current(Oid ext)
 {
 	char	   *version = mzcoord_extension_version(ext);

@@ -26,7 +26,6 @@ extern bool mzcoord_extension_ready(void);
 extern bool mzcoord_extension_lookup(Oid ext, char **version,
 									 TransactionId *xmin);
 extern char *mzcoord_extension_version(Oid ext);
-extern bool mzcoord_extension_current(Oid ext);
 extern void mzcoord_extension_require_current(Oid ext);
 
 #endif							/* MZCOORD_EXTENSION_H */

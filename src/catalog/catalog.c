@@ -55,6 +55,8 @@ PG_FUNCTION_INFO_V1(mzcoord_sql_forget_dependencies);
 PG_FUNCTION_INFO_V1(mzcoord_sql_check_table);
 PG_FUNCTION_INFO_V1(mzcoord_sql_check_new_relation);
 
+static bool mzcoord_reserved_namespace(Oid nspid);
+
 /* ----------------------------------------------------------------
  * Catalog lookups
  * ----------------------------------------------------------------
@@ -205,7 +207,7 @@ mzcoord_check_registrable_table(Oid relid)
  * rule is the check "item relation in a schema that is not dumped" of
  * check_consistency() (src/sql/70_hardening.sql).
  */
-bool
+static bool
 mzcoord_reserved_namespace(Oid nspid)
 {
 	char	   *nspname;

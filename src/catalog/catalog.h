@@ -32,7 +32,6 @@ extern Datum mzcoord_catalog_call(const char *signature, int nargs,
 extern char **mzcoord_catalog_first_row(const char *what, const char *sql,
 										Oid argtype, Datum arg);
 extern void mzcoord_catalog_lookup(Oid relid, MzcItemRef *ref);
-extern bool mzcoord_reserved_namespace(Oid nspid);
 extern void mzcoord_require_origin_role(void);
 extern void mzcoord_check_registrable_table(Oid relid);
 extern void mzcoord_check_new_relation(Oid nspid, const char *relname);

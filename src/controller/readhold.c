@@ -53,6 +53,8 @@ static int	maxlocal_holds = 0;
 
 static bool exit_callback_registered = false;
 
+static void mzcoord_report_no_collection(int64 gid) pg_attribute_noreturn();
+
 /* ----------------------------------------------------------------
  * This backend's holds
  * ----------------------------------------------------------------
@@ -353,7 +355,7 @@ mzcoord_acquire_holds_locked(const int32 *slots, const mzc_ts *times, int n,
 }
 
 /* Raise that no live collection has global id gid (after the lock). */
-void
+static void
 mzcoord_report_no_collection(int64 gid)
 {
 	ereport(ERROR,

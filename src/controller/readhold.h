@@ -52,7 +52,6 @@ extern bool mzcoord_acquire_holds_locked(const int32 *slots, const mzc_ts *times
 										 int n, TimestampTz now,
 										 MzcHoldFailure *f);
 extern void mzcoord_report_no_hold_space(const MzcHoldFailure *f);
-extern void mzcoord_report_no_collection(int64 gid) pg_attribute_noreturn();
 extern mzc_ts mzcoord_ctl_hold_gids(const int64 *gids, int n);
 
 /* Validation */

@@ -35,32 +35,3 @@ mzc_fail(mzc_error *err, mzc_status status, const char *fmt,...)
 	va_end(ap);
 	return status;
 }
-
-const char *
-mzc_status_name(mzc_status status)
-{
-	switch (status)
-	{
-		case MZC_OK:
-			return "ok";
-		case MZC_ERR_INVALID:
-			return "invalid";
-		case MZC_ERR_NO_SPACE:
-			return "no space";
-		case MZC_ERR_NOT_FOUND:
-			return "not found";
-		case MZC_ERR_NEGATIVE_COUNT:
-			return "negative count";
-		case MZC_ERR_BEFORE_FRONTIER:
-			return "before frontier";
-		case MZC_ERR_SINCE_VIOLATION:
-			return "since violation";
-		case MZC_ERR_STATE:
-			return "wrong state";
-		case MZC_ERR_ISSUER_GONE:
-			return "issuer gone";
-		case MZC_ERR_FENCED:
-			return "fenced";
-	}
-	return "unknown";
-}

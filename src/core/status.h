@@ -62,7 +62,4 @@ extern void mzc_error_clear(mzc_error *err);
 extern mzc_status mzc_fail(mzc_error *err, mzc_status status,
 						   const char *fmt,...) MZC_PRINTF(3, 4);
 
-/* A short, stable name for a status ("ok", "invalid", ...). */
-extern const char *mzc_status_name(mzc_status status);
-
 #endif							/* MZC_STATUS_H */

@@ -76,23 +76,6 @@ mzc_isolation_name(mzc_isolation isolation)
 }
 
 const char *
-mzc_when_name(mzc_when_kind when)
-{
-	switch (when)
-	{
-		case MZC_WHEN_IMMEDIATELY:
-			return "immediately";
-		case MZC_WHEN_FRESHEST_TABLE_WRITE:
-			return "freshest_table_write";
-		case MZC_WHEN_AS_OF:
-			return "as_of";
-		case MZC_WHEN_AS_OF_AT_LEAST:
-			return "as_of_at_least";
-	}
-	return "unknown";
-}
-
-const char *
 mzc_ts_reason_name(mzc_ts_reason reason)
 {
 	switch (reason)

@@ -173,7 +173,6 @@ extern mzc_status mzc_determine_timestamp(const mzc_ts_request *req,
 										  mzc_ts_result *res, mzc_error *err);
 
 extern const char *mzc_isolation_name(mzc_isolation isolation);
-extern const char *mzc_when_name(mzc_when_kind when);
 extern const char *mzc_ts_reason_name(mzc_ts_reason reason);
 
 #endif							/* MZC_TSSELECT_H */

@@ -67,7 +67,7 @@ PG_FUNCTION_INFO_V1(mzcoord_source_guard);
 /* The source relation this backend is applying updates to, if any. */
 static Oid	applying_relid = InvalidOid;
 
-bool
+static bool
 mzcoord_applying_source(Oid relid)
 {
 	return OidIsValid(relid) && relid == applying_relid;

@@ -17,7 +17,6 @@
 
 #include "history.h"
 
-extern bool mzcoord_applying_source(Oid relid);
 extern void mzcoord_fed_advance(const MzcHistory *h, Relation rel,
 								int64 current, int64 upper);
 

@@ -145,7 +145,7 @@ mzcoord_view_error_in(int64 gid, Snapshot snapshot, int64 from, int64 upto,
 }
 
 /* Raise err, the error of view rel at time `at`. */
-void
+static void
 mzcoord_view_error_raise(Relation rel, const MzcViewError *err, int64 at)
 {
 	if (err->upto_ts < 0)

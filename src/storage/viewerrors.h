@@ -36,8 +36,6 @@ typedef struct MzcViewError
 extern bool mzcoord_is_data_error(int sqlerrcode);
 extern bool mzcoord_view_error_in(int64 gid, Snapshot snapshot, int64 from,
 								  int64 upto, MzcViewError *err);
-extern void mzcoord_view_error_raise(Relation rel, const MzcViewError *err,
-									 int64 at);
 extern void mzcoord_view_error_check(Relation rel, int64 gid,
 									 Snapshot snapshot, int64 from,
 									 int64 upto);

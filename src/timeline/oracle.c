@@ -656,13 +656,6 @@ mzcoord_has_write_ts(void)
 	return my_state != MZC_WRITE_NONE;
 }
 
-/* Is the current transaction's write timestamp final (sealed)? */
-bool
-mzcoord_write_ts_sealed(void)
-{
-	return my_state == MZC_WRITE_SEALED;
-}
-
 /*
  * The current transaction has seen (or may retract) what every transaction
  * sealed so far wrote, and must commit at or after floor as well (floor 0:

@@ -26,7 +26,6 @@ extern mzc_ts mzcoord_now_ms(void);
 extern void mzcoord_check_user_time(int64 ts, const char *what);
 extern mzc_ts mzcoord_write_ts(void);
 extern bool mzcoord_has_write_ts(void);
-extern bool mzcoord_write_ts_sealed(void);
 extern bool mzcoord_oracle_observe(mzc_ts floor);
 extern mzc_ts mzcoord_oracle_seal(void);
 extern void mzcoord_oracle_bulk(bool on);
