@@ -15,7 +15,15 @@
 #     (a cited "src/" path, and a bare file name such as foo.c or foo.h in
 #     prose or comments must be a file under src/ or test/, or one of the
 #     PostgreSQL source files in %pg_files).  The frozen install scripts of
-#     released versions are not checked.
+#     released versions are not checked;
+#  7. every function a header of src/ declares (an exported symbol) has a
+#     caller: it is named in a .c file of src/ other than the one that
+#     defines it, or is SQL-callable (PG_FUNCTION_INFO_V1), or is named in a
+#     string (a background worker's entry point, by bgw_function_name).  A
+#     function of the pure core may instead be called by its own file: the
+#     library runs it, and it is exported for its unit test.  Code that only
+#     the tests use lives under test/unit, not in the library, but for the
+#     few entry points into the collections' state machine in %unit_entry.
 #
 # Usage: scripts/check_shape.pl [source root, default: the repository's src]
 # Exits 1 and names each violation; prints a summary otherwise.
@@ -190,6 +198,41 @@ for my $f (@cite_files)
 		my $name = $1;
 		next if $seen{$name}++ || $known{$name} || $pg_files{$name};
 		push @bad, "$rel cites $name, which is no file of src/ or test/";
+	}
+}
+
+# 7. Exported functions without a caller.  Comments do not call.
+# Entry points into collections.c that only its unit tests use (read
+# access to a slot, the raw batch of S7, where a slot holds its
+# dependencies): they are built on the state machine's static helpers, so
+# they cannot move to test/unit.
+my %unit_entry = map { $_ => 1 } qw(
+  mzc_coll_get mzc_coll_update mzc_coll_dep_frontier
+);
+{
+	my (%code, %definer, %sql);
+	for my $f (sort glob("$src/*/*.c"))
+	{
+		my $text = slurp($f) =~ s{/\*.*?\*/}{ }sgr;
+		$code{$f} = $text;
+		$definer{$1} = $f while $text =~ /^([a-z_][a-z0-9_]*)\(/mg;
+		$sql{$1} = 1 while $text =~ /PG_FUNCTION_INFO_V1\((\w+)\)/g;
+	}
+	for my $h (sort glob("$src/*/*.h"))
+	{
+		my $htext = slurp($h);
+		while ($htext =~ /^extern\s[^;]*?\b([a-z_][a-z0-9_]*)\s*\(/mg)
+		{
+			my $fn = $1;
+			my $def = $definer{$fn} // '';
+			next if $sql{$fn} || $unit_entry{$fn};
+			next if grep { $code{$_} =~ /"\Q$fn\E"/ } keys %code;
+			next if grep { $_ ne $def && $code{$_} =~ /\b\Q$fn\E\b/ } keys %code;
+			next if $def =~ m{/core/[^/]+$}
+			  && ($code{$def} =~ s/^\Q$fn\E\(//mr) =~ /\b\Q$fn\E\s*\(/;
+			push @bad, ($h =~ s{^\Q$top\E/}{}r) . " declares $fn(), which no other file of src/ calls: "
+			  . "make it static, or move what only the tests use to test/unit";
+		}
 	}
 }
 

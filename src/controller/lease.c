@@ -24,7 +24,7 @@
  * core's shard since is not used (a lease holds collections, not a shard);
  * the protection is the lease's counts in the collections' counted
  * frontiers (collections.c), which is what keeps the since and therefore
- * compaction back.  holds.c's token model is not used: its issuer applies
+ * compaction back.  model_holds.c's token model is not used: its issuer applies
  * batches to bare counted frontiers, bypassing the collections' implied
  * capabilities, sinces and dirty lists that mzc_coll_acquire() maintains.
  *

@@ -411,17 +411,6 @@ mzc_counted_apply_consolidated(mzc_count_pool *pool, mzc_counted *c,
 }
 
 mzc_status
-mzc_counted_apply(mzc_count_pool *pool, mzc_counted *c, mzc_update *updates,
-				  int32_t n, mzc_counted_effect *effect, mzc_error *err)
-{
-	mzc_status	st = mzc_updates_consolidate(updates, &n, err);
-
-	if (st != MZC_OK)
-		return st;
-	return mzc_counted_apply_consolidated(pool, c, updates, n, effect, err);
-}
-
-mzc_status
 mzc_counted_validate(const mzc_count_pool *pool, const mzc_counted *c,
 					 mzc_error *err)
 {

@@ -138,11 +138,19 @@ extern mzc_status mzc_counted_apply_consolidated(mzc_count_pool *pool,
 
 /*
  * Consolidates updates in place (see above), then checks and applies them.
- * effect may be NULL.
+ * effect may be NULL.  Inline: the library applies consolidated batches
+ * only, the unit tests, the fuzzer and the hold model raw ones.
  */
-extern mzc_status mzc_counted_apply(mzc_count_pool *pool, mzc_counted *c,
-									mzc_update *updates, int32_t n,
-									mzc_counted_effect *effect, mzc_error *err);
+static inline mzc_status
+mzc_counted_apply(mzc_count_pool *pool, mzc_counted *c, mzc_update *updates,
+				  int32_t n, mzc_counted_effect *effect, mzc_error *err)
+{
+	mzc_status	st = mzc_updates_consolidate(updates, &n, err);
+
+	if (st != MZC_OK)
+		return st;
+	return mzc_counted_apply_consolidated(pool, c, updates, n, effect, err);
+}
 
 /* Checks c's list: sorted, positive counts, ndistinct right. */
 extern mzc_status mzc_counted_validate(const mzc_count_pool *pool,

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * policy.h
- *	  Read policies (P1-P6) and retain-history windows (P5).
+ *	  Read policies (P1-P4, P6).
  *
  * A read policy maps a collection's write frontier ("upper") to the since it
  * would like to have: its implied capability.
@@ -17,9 +17,9 @@
  *
  * An mzc_policy is a self-contained value without pointers, so that it can
  * be copied into shared memory: a MULTIPLE policy keeps up to
- * MZC_POLICY_MAX_MEMBERS simple members inline.  mzc_policy_multiple()
- * builds one from a caller's array and flattens nested MULTIPLE members
- * (meet is associative, so this changes nothing).
+ * MZC_POLICY_MAX_MEMBERS simple members inline.  The library builds no
+ * MULTIPLE policy; the unit tests build them with mzc_policy_multiple()
+ * (test/unit/model_policy.h), as they do retain-history windows (P5).
  *
  * P6, the implied-capability rule: a new policy frontier replaces the implied
  * capability only if it is not behind it.  mzc_implied_advance() applies it.
@@ -79,14 +79,6 @@ extern mzc_policy mzc_policy_step_back(void);
 extern mzc_status mzc_policy_lag(int64_t lag_ms, int64_t granularity_ms,
 								 mzc_policy *out, mzc_error *err);
 
-/*
- * MULTIPLE over members[0..n-1] (the caller's array is only read).  Nested
- * MULTIPLE members are flattened.  Fails if n < 1, a member is invalid, or
- * more than MZC_POLICY_MAX_MEMBERS simple members result.
- */
-extern mzc_status mzc_policy_multiple(const mzc_policy *members, int32_t n,
-									  mzc_policy *out, mzc_error *err);
-
 /* Checks a policy built by hand (e.g. read back from shared memory). */
 extern mzc_status mzc_policy_validate(const mzc_policy *p, mzc_error *err);
 
@@ -115,29 +107,5 @@ extern mzc_frontier mzc_lag_frontier(mzc_frontier upper, int64_t lag_ms,
  * true if *implied changed.
  */
 extern bool mzc_implied_advance(mzc_frontier *implied, mzc_frontier proposed);
-
-/* P5: retain-history ("compaction window") values. */
-typedef enum mzc_window_kind
-{
-	MZC_WINDOW_DEFAULT = 0,		/* RESET (RETAIN HISTORY) */
-	MZC_WINDOW_DISABLED,		/* compaction disabled */
-	MZC_WINDOW_DURATION			/* RETAIN HISTORY FOR <ms> */
-} mzc_window_kind;
-
-typedef struct mzc_window
-{
-	mzc_window_kind kind;
-	int64_t		ms;				/* DURATION only, >= 0 */
-} mzc_window;
-
-/* Default -> lag 1000/1000, Duration(d) -> lag d/1000, Disabled -> {0}. */
-extern mzc_status mzc_window_policy(mzc_window w, mzc_policy *out,
-									mzc_error *err);
-
-/* Default -> 1000, Disabled -> MZC_TS_MAX, Duration(d) -> d. */
-extern mzc_ts mzc_window_comparable_ts(mzc_window w);
-
-/* Default -> t-1000, Disabled -> 0, Duration(d) -> t-d (saturating). */
-extern mzc_ts mzc_window_lag_from(mzc_window w, mzc_ts t);
 
 #endif							/* MZC_POLICY_H */

@@ -1,10 +1,11 @@
 /*
- * Unit tests of src/core/policy.c: the policy table of reference 3.2
- * (P1-P4), retain-history windows (P5) and the implied-capability rule (P6).
+ * Unit tests of src/core/policy.c and test/unit/model_policy.c: the policy
+ * table of reference 3.2 (P1-P4), retain-history windows (P5) and the
+ * implied-capability rule (P6).
  */
 #include "testutil.h"
 
-#include "policy.h"
+#include "model_policy.h"
 
 static mzc_policy
 lag(int64_t l, int64_t g)
