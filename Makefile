@@ -29,13 +29,15 @@ EXTENSION = mzcoord
 CATALOG_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'.*/\1/p" mzcoord.control)
 
 # The install script of the current version is assembled from one fragment
-# per subsystem, in name order.  The install scripts of earlier versions are
-# kept frozen, so that CREATE EXTENSION mzcoord VERSION '0.1' still works.
+# per subsystem, in name order.  The install script of 0.1 is kept frozen,
+# so that CREATE EXTENSION mzcoord VERSION '0.1' still works; an older
+# catalog than the current one (VERSION '0.2' and later) is installed from
+# it and the upgrade scripts, which PostgreSQL chains.
 # Upgrade scripts are assembled from the new fragments (verbatim), the
 # changed functions of older fragments (extracted by name, as CREATE OR
 # REPLACE) and a hand-written backfill: see src/sql/upgrade.
 SQL_PARTS = $(sort $(wildcard src/sql/*.sql))
-DATA = src/sql/frozen/mzcoord--0.1.sql src/sql/frozen/mzcoord--0.2.sql
+DATA = src/sql/frozen/mzcoord--0.1.sql
 DATA_built = mzcoord--$(CATALOG_VERSION).sql mzcoord--0.1--0.2.sql \
 	mzcoord--0.2--0.3.sql mzcoord--0.3--0.4.sql mzcoord--0.4--0.5.sql \
 	mzcoord--0.5--0.6.sql mzcoord--0.6--0.7.sql

@@ -13,8 +13,9 @@
 # never computed before, then computes.  Nothing regresses, every recorded read answers the same, the
 # backfill holds (bounds, requirements) and the checks pass.
 #
-# Part 1b: a 0.2 catalog, installed from the frozen 0.2 script, updated.
-# Part 1c: a 0.3 catalog (frozen 0.2 script and its update), updated.
+# Part 1b: a 0.2 catalog, installed from the frozen 0.1 script and its
+# update (PostgreSQL chains them: there is no 0.2 install script), updated.
+# Part 1c: a 0.3 catalog (the same chain one step further), updated.
 # Part 1d: a 0.4 catalog (the same chain one step further), updated.
 # Part 1e: a 0.5 catalog (one step further again), updated.
 # Part 1f: a 0.6 catalog (and once more), updated.
@@ -256,8 +257,8 @@ is($node->safe_psql('fresh', q{SELECT extversion FROM pg_extension WHERE extname
 compare_catalogs($node, 'postgres', 'fresh',
 	'an empty 0.1 catalog, updated, equals a fresh install');
 
-# Part 1b: a 0.2 catalog (the frozen 0.2 script), and part 1c: a 0.3
-# catalog (the 0.2 script and its update), each updated.
+# Part 1b: a 0.2 catalog (the frozen 0.1 script and its update to 0.2), and
+# part 1c: a 0.3 catalog (and its update to 0.3), each updated.
 foreach my $v ('0.2', '0.3', '0.4', '0.5', '0.6')
 {
 	(my $db = "from$v") =~ s/\.//;
