@@ -22,7 +22,7 @@
 #     string (a background worker's entry point, by bgw_function_name).  A
 #     function of the pure core may instead be called by its own file: the
 #     library runs it, and it is exported for its unit test.  Code that only
-#     the tests use lives under test/unit, not in the library, but for the
+#     the tests use lives under test/unit, not in the library, except the
 #     few entry points into the collections' state machine in %unit_entry.
 #
 # Usage: scripts/check_shape.pl [source root, default: the repository's src]
