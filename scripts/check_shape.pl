@@ -15,7 +15,13 @@
 #     (a cited "src/" path, and a bare file name such as foo.c or foo.h in
 #     prose or comments must be a file under src/ or test/, or one of the
 #     PostgreSQL source files in %pg_files).  The frozen install scripts of
-#     released versions are not checked.
+#     released versions are not checked;
+#  7. no file outside src/storage/ opens or scans an index itself
+#     (index_open, index_beginscan, index_rescan, index_getnext_slot,
+#     index_getnext_tid, try_index_open): storage owns every read of a
+#     history, through mzcoord_history_open_read and its time scans
+#     (history.h).  Catalog scans through systable_beginscan are not index
+#     reads of a history and stay allowed.
 #
 # Usage: scripts/check_shape.pl [source root, default: the repository's src]
 # Exits 1 and names each violation; prints a summary otherwise.
@@ -190,6 +196,21 @@ for my $f (@cite_files)
 		my $name = $1;
 		next if $seen{$name}++ || $known{$name} || $pg_files{$name};
 		push @bad, "$rel cites $name, which is no file of src/ or test/";
+	}
+}
+
+# 7. No history index opened or scanned outside storage.
+for my $plane (sort grep { $_ ne 'storage' } keys %rank)
+{
+	for my $f (sort glob("$src/$plane/*.[ch]"))
+	{
+		my $text = slurp($f);
+		my %seen;
+		while ($text =~ /\b(index_open|index_beginscan|index_rescan|index_getnext_slot|index_getnext_tid|try_index_open)\s*\(/g)
+		{
+			push @bad, "$f calls $1(): only storage reads histories through their indexes (history.h)"
+			  unless $seen{$1}++;
+		}
 	}
 }
 
