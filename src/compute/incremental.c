@@ -21,8 +21,9 @@
  * the first run count +1, those of the second -1.  So the query itself
  * runs unchanged, planned by PostgreSQL, on relation entries rewritten by
  * evaluate.c to read their contents as of t or t - 1, or their updates at
- * t (mzcoord._updates_at, src/storage/changes.c).  Entries without updates at t are
- * skipped: their term is empty.  A self-join is two entries, two terms.
+ * t (mzcoord._updates_at, src/storage/changes.c).  Entries without updates
+ * at t are skipped: their term is empty.  A self-join is two entries, two
+ * terms.
  *
  * With GROUP BY and count(*), count(x), sum(x) (the aggregates whose value
  * is a sum over the group's rows), the same runs aggregate the changes of

@@ -209,6 +209,24 @@ changes_emit(void *arg, Datum *values, bool *isnull, int64 ts, int64 diff)
 }
 
 /*
+ * Open relid as a SELECT would (its lock, its privilege, no row security:
+ * detail as for mzcoord_check_history_readable) and return it with a copy
+ * of its history in *h.  The extension guard comes first, before anything
+ * is locked: see mzcoord_extension_guard().
+ */
+static Relation
+open_readable(Oid relid, bool detail, MzcHistory **h)
+{
+	Relation	rel;
+
+	mzcoord_extension_guard();
+	rel = table_open(relid, AccessShareLock);
+	mzcoord_check_history_readable(rel, detail);
+	*h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+	return rel;
+}
+
+/*
  * changes_prepare (below) on a primary, where the coordinator's controller
  * holds, waits and checks.  _updates_at prepares only this way: the
  * incremental refresh that calls it runs on a primary.
@@ -280,11 +298,7 @@ mzcoord_changes(PG_FUNCTION_ARGS)
 						after, upto),
 				 errdetail("changes() returns the updates with after < timestamp <= upto.")));
 
-	/* Before anything is locked: see mzcoord_extension_guard(). */
-	mzcoord_extension_guard();
-	rel = table_open(relid, AccessShareLock);
-	mzcoord_check_history_readable(rel, true);
-	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+	rel = open_readable(relid, true, &h);
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	st.store = rsinfo->setResult;
@@ -459,10 +473,7 @@ mzcoord_history_rows(PG_FUNCTION_ARGS)
 				 errmsg("lo (" INT64_FORMAT ") must be less than hi (" INT64_FORMAT ") and, with base, positive",
 						lo, hi)));
 	first = base ? lo - 1 : lo;
-	mzcoord_extension_guard();
-	rel = table_open(relid, AccessShareLock);
-	mzcoord_check_history_readable(rel, true);
-	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+	rel = open_readable(relid, true, &h);
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	if (rsinfo->setDesc->natts != RelationGetDescr(rel)->natts + 2)
@@ -536,10 +547,7 @@ mzcoord_updates_at(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the sign of the updates must be 1 or -1")));
-	mzcoord_extension_guard();
-	rel = table_open(relid, AccessShareLock);
-	mzcoord_check_history_readable(rel, false);
-	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+	rel = open_readable(relid, false, &h);
 
 	/* Hold at `at`, wait until it is complete, then take the snapshot. */
 	snapshot = changes_prepare_primary(relid, fcinfo->flinfo->fn_oid, at, at);
