@@ -23,7 +23,13 @@
 #     function of the pure core may instead be called by its own file: the
 #     library runs it, and it is exported for its unit test.  Code that only
 #     the tests use lives under test/unit, not in the library, except the
-#     few entry points into the collections' state machine in %unit_entry.
+#     few entry points into the collections' state machine in %unit_entry;
+#  8. no file outside src/storage/ opens or scans an index itself
+#     (index_open, index_beginscan, index_rescan, index_getnext_slot,
+#     index_getnext_tid, try_index_open): storage owns every read of a
+#     history, through mzcoord_history_open_read and its time scans
+#     (history.h).  Catalog scans through systable_beginscan are not index
+#     reads of a history and stay allowed.
 #
 # Usage: scripts/check_shape.pl [source root, default: the repository's src]
 # Exits 1 and names each violation; prints a summary otherwise.
@@ -232,6 +238,21 @@ my %unit_entry = map { $_ => 1 } qw(
 			  && ($code{$def} =~ s/^\Q$fn\E\(//mr) =~ /\b\Q$fn\E\s*\(/;
 			push @bad, ($h =~ s{^\Q$top\E/}{}r) . " declares $fn(), which no other file of src/ calls: "
 			  . "make it static, or move what only the tests use to test/unit";
+		}
+	}
+}
+
+# 8. No history index opened or scanned outside storage.
+for my $plane (sort grep { $_ ne 'storage' } keys %rank)
+{
+	for my $f (sort glob("$src/$plane/*.[ch]"))
+	{
+		my $text = slurp($f);
+		my %seen;
+		while ($text =~ /\b(index_open|index_beginscan|index_rescan|index_getnext_slot|index_getnext_tid|try_index_open)\s*\(/g)
+		{
+			push @bad, "$f calls $1(): only storage reads histories through their indexes (history.h)"
+			  unless $seen{$1}++;
 		}
 	}
 }

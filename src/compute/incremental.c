@@ -21,8 +21,9 @@
  * the first run count +1, those of the second -1.  So the query itself
  * runs unchanged, planned by PostgreSQL, on relation entries rewritten by
  * evaluate.c to read their contents as of t or t - 1, or their updates at
- * t (mzcoord._updates_at, below).  Entries without updates at t are
- * skipped: their term is empty.  A self-join is two entries, two terms.
+ * t (mzcoord._updates_at, src/storage/changes.c).  Entries without updates
+ * at t are skipped: their term is empty.  A self-join is two entries, two
+ * terms.
  *
  * With GROUP BY and count(*), count(x), sum(x) (the aggregates whose value
  * is a sum over the group's rows), the same runs aggregate the changes of
@@ -73,47 +74,36 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "common/int.h"
+#include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "catalog/pg_aggregate.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "storage/bufmgr.h"
 #include "parser/parsetree.h"
-#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
-#include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/typcache.h"
 #include "utils/datum.h"
 
-#include "acquire.h"
-#include "controller.h"
 #include "evaluate.h"
-#include "extension.h"
 #include "history.h"
 #include "incremental.h"
 #include "read.h"
 #include "rowimage.h"
-#include "selection.h"
 #include "settings.h"
-#include "support.h"
-#include "viewerrors.h"
-
-PG_FUNCTION_INFO_V1(mzcoord_updates_at);
 
 static void prepare_rows_query(MzcIncremental *inc);
 
@@ -587,32 +577,21 @@ static void
 updates_at(Oid relid, int64 t, Snapshot snapshot, bool *pos, bool *neg)
 {
 	MzcHistory *h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
-	Relation	hrel = table_open(h->histid, AccessShareLock);
-	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
-	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
-	IndexScanDesc scan;
-	ScanKeyData key;
+	MzcHistoryRead r;
+	int64		ts;
+	int64		diff;
 
 	*pos = *neg = false;
-	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(t));
-	scan = index_beginscan(hrel, idx, snapshot, 1, 0);
-	index_rescan(scan, &key, 1, NULL, 0);
-	while (!(*pos && *neg) &&
-		   index_getnext_slot(scan, ForwardScanDirection, hslot))
+	mzcoord_history_open_read(&r, h, "ts", snapshot);
+	mzcoord_history_at_scan(&r, t);
+	while (!(*pos && *neg) && mzcoord_history_next(&r, NULL, &ts, &diff))
 	{
-		bool		isnull;
-		int64		diff = DatumGetInt64(slot_getattr(hslot, h->diff_attno, &isnull));
-
-		CHECK_FOR_INTERRUPTS();
 		if (diff > 0)
 			*pos = true;
 		else if (diff < 0)
 			*neg = true;
 	}
-	index_endscan(scan);
-	index_close(idx, AccessShareLock);
-	ExecDropSingleTupleTableSlot(hslot);
-	table_close(hrel, AccessShareLock);
+	mzcoord_history_close_read(&r);
 }
 
 /*
@@ -1192,18 +1171,15 @@ static bool
 has_updates_between(Oid relid, int64 lo, int64 hi, Snapshot snapshot)
 {
 	MzcHistory *h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
-	Relation	hrel = table_open(h->histid, AccessShareLock);
-	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
-	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
-	IndexScanDesc scan;
+	MzcHistoryRead r;
+	int64		ts;
+	int64		diff;
 	bool		found;
 
-	scan = mzcoord_history_time_scan(hrel, idx, snapshot, lo, hi);
-	found = index_getnext_slot(scan, ForwardScanDirection, hslot);
-	index_endscan(scan);
-	index_close(idx, AccessShareLock);
-	ExecDropSingleTupleTableSlot(hslot);
-	table_close(hrel, AccessShareLock);
+	mzcoord_history_open_read(&r, h, "ts", snapshot);
+	mzcoord_history_time_scan(&r, lo, hi);
+	found = mzcoord_history_next(&r, NULL, &ts, &diff);
+	mzcoord_history_close_read(&r);
 	return found;
 }
 
@@ -1757,31 +1733,24 @@ run_delta_pieces(MzcIncremental *inc, int i, int64 lo, int64 hi,
 	MzcHistory *h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
 	Relation	rel = table_open(relid, NoLock);
 	TupleDesc	desc = RelationGetDescr(rel);
-	Relation	hrel = table_open(h->histid, AccessShareLock);
-	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
-	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
+	MzcHistoryRead hr;
 	TupleTableSlot *row = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
 	MemoryContext piececxt = AllocSetContextCreate(CurrentMemoryContext,
 												   "mzcoord delta piece",
 												   ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old;
-	IndexScanDesc scan;
 	List	   *rows = NIL;
 	bool		more = true;
+	int64		ts;
+	int64		diff;
 
-	scan = mzcoord_history_time_scan(hrel, idx, snapshot, lo, hi);
+	mzcoord_history_open_read(&hr, h, "ts", snapshot);
+	mzcoord_history_time_scan(&hr, lo, hi);
 	while (more)
 	{
-		CHECK_FOR_INTERRUPTS();
-		more = index_getnext_slot(scan, ForwardScanDirection, hslot);
+		more = mzcoord_history_next(&hr, row, &ts, &diff);
 		if (more)
 		{
-			int64		ts;
-			int64		diff;
-
-			mzcoord_history_to_row(h, hslot, row, &ts, &diff);
-			if (ts < lo || ts >= hi)
-				continue;
 			old = MemoryContextSwitchTo(piececxt);
 			rows = lappend(rows, delta_constants(desc, row, ts, diff));
 			MemoryContextSwitchTo(old);
@@ -1797,12 +1766,9 @@ run_delta_pieces(MzcIncremental *inc, int i, int64 lo, int64 hi,
 		MemoryContextReset(piececxt);
 		rows = NIL;
 	}
-	index_endscan(scan);
-	index_close(idx, AccessShareLock);
+	mzcoord_history_close_read(&hr);
 	MemoryContextDelete(piececxt);
 	ExecDropSingleTupleTableSlot(row);
-	ExecDropSingleTupleTableSlot(hslot);
-	table_close(hrel, AccessShareLock);
 	table_close(rel, NoLock);
 }
 
@@ -2019,103 +1985,4 @@ mzcoord_incremental_interval(MzcIncremental *inc, const MzcHistory *h,
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(stepcxt);
 	return end;
-}
-
-/* ----------------------------------------------------------------
- * SQL: mzcoord._updates_at
- * ----------------------------------------------------------------
- */
-
-/* Put the updates of h at exactly `at` of the given sign, |diff| times. */
-static void
-emit_updates(const MzcHistory *h, TupleDesc reldesc, Snapshot snapshot,
-			 int64 at, int sign, Tuplestorestate *store, TupleDesc desc)
-{
-	Relation	hrel = table_open(h->histid, AccessShareLock);
-	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
-	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
-	TupleTableSlot *row = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
-	IndexScanDesc scan;
-	ScanKeyData key;
-	int64		ts;
-	int64		diff;
-
-	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(at));
-	scan = index_beginscan(hrel, idx, snapshot, 1, 0);
-	index_rescan(scan, &key, 1, NULL, 0);
-	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
-	{
-		CHECK_FOR_INTERRUPTS();
-		mzcoord_history_to_row(h, hslot, row, &ts, &diff);
-		if (ts != at || (sign > 0 ? diff <= 0 : diff >= 0))
-			continue;
-		for (int64 i = 0; i < Abs(diff); i++)
-			tuplestore_putvalues(store, desc, row->tts_values, row->tts_isnull);
-	}
-	index_endscan(scan);
-	index_close(idx, AccessShareLock);
-	ExecDropSingleTupleTableSlot(row);
-	ExecDropSingleTupleTableSlot(hslot);
-	table_close(hrel, AccessShareLock);
-}
-
-/*
- * mzcoord._updates_at(rel anyelement, at bigint, sign integer)
- *		RETURNS SETOF anyelement
- *
- * The insertions (sign 1) or retractions (sign -1) of a table, source or
- * materialized view at exactly time `at`, each row shown |diff| times: the
- * delta relation of the incremental refresh.  Checks, holds and waits as
- * read_at does.
- */
-Datum
-mzcoord_updates_at(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Oid			relid = mzcoord_rowtype_relation(fcinfo, 0, "_updates_at");
-	int64		at = mzcoord_timestamp_arg(fcinfo, 1, "the timestamp of the updates");
-	int			sign = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
-	Relation	rel;
-	MzcHistory *h;
-	AclResult	acl;
-	Snapshot	snapshot;
-	bool		leased;
-
-	if (sign != 1 && sign != -1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the sign of the updates must be 1 or -1")));
-	mzcoord_extension_guard();
-	rel = table_open(relid, AccessShareLock);
-	acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
-	if (acl != ACLCHECK_OK)
-		aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(rel));
-	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("cannot read the history of \"%s\" under row-level security",
-						RelationGetRelationName(rel))));
-	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
-
-	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
-	mzcoord_ctl_check_reachable(relid, at);
-	leased = mzcoord_ctl_hold_for_read(relid, at);
-	mzcoord_ctl_wait_complete(relid, at);
-
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	if (rsinfo->setDesc->natts != RelationGetDescr(rel)->natts)
-		elog(ERROR, "_updates_at: the row type of \"%s\" does not match its relation",
-			 RelationGetRelationName(rel));
-	/* As read_at: this transaction's own updates have no time yet. */
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	snapshot->curcid = FirstCommandId;
-	if (leased)
-		mzcoord_ctl_check_read(relid, at);
-	/* A view in error at `at` has no updates there: its error instead. */
-	mzcoord_view_error_check(rel, h->gid, snapshot, at, at);
-	emit_updates(h, RelationGetDescr(rel), snapshot, at, sign,
-				 rsinfo->setResult, rsinfo->setDesc);
-	UnregisterSnapshot(snapshot);
-	table_close(rel, NoLock);
-	return (Datum) 0;
 }

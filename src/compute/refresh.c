@@ -61,7 +61,6 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
@@ -73,7 +72,6 @@
 #include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
@@ -241,6 +239,30 @@ inputs_upper(const ViewRow *v)
 }
 
 /*
+ * Insert ts into times[] (sorted, distinct, *n of them, room for max),
+ * dropping the last time if it is full.  False if ts falls past the max-th
+ * time, where it is of no use (nor is any later one).
+ */
+static bool
+add_change_time(int64 *times, int *n, int max, int64 ts)
+{
+	int			pos = 0;
+
+	while (pos < *n && times[pos] < ts)
+		pos++;
+	if (pos < *n && times[pos] == ts)
+		return true;
+	if (pos >= max)
+		return false;
+	if (*n == max)
+		(*n)--;
+	memmove(&times[pos + 1], &times[pos], sizeof(int64) * (*n - pos));
+	times[pos] = ts;
+	(*n)++;
+	return true;
+}
+
+/*
  * Add to times[] (sorted, distinct, *n of them, room for max) the update
  * times of history h in [from, upto) (upto -1: no end) that snapshot sees;
  * stops once there are max.  One descent of the ts index per time found
@@ -251,52 +273,20 @@ static void
 collect_change_times(const MzcHistory *h, Snapshot snapshot, int64 from,
 					 int64 upto, int64 *times, int *n, int max)
 {
-	Relation	hrel = table_open(h->histid, AccessShareLock);
-	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
-	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
-	IndexScanDesc scan;
-	ScanKeyData keys[2];
-	int			nkeys = upto >= 0 ? 2 : 1;
+	MzcHistoryRead r;
+	int64		ts;
+	int64		diff;
 
-	scan = index_beginscan(hrel, idx, snapshot, nkeys, 0);
+	mzcoord_history_open_read(&r, h, "ts", snapshot);
 	for (int found = 0; found < max; found++)
 	{
-		bool		isnull;
-		int64		ts;
-		int			pos = 0;
-
-		CHECK_FOR_INTERRUPTS();
-		if (found == 0)
-			ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-						Int64GetDatum(from));
-		else
-			ScanKeyInit(&keys[0], 1, BTGreaterStrategyNumber, F_INT8GT,
-						Int64GetDatum(from));
-		if (upto >= 0)
-			ScanKeyInit(&keys[1], 1, BTLessStrategyNumber, F_INT8LT,
-						Int64GetDatum(upto));
-		index_rescan(scan, keys, nkeys, NULL, 0);
-		if (!index_getnext_slot(scan, ForwardScanDirection, hslot))
+		mzcoord_history_time_scan(&r, from, upto);
+		if (!mzcoord_history_next(&r, NULL, &ts, &diff) ||
+			!add_change_time(times, n, max, ts) || ts == PG_INT64_MAX)
 			break;
-		ts = DatumGetInt64(slot_getattr(hslot, h->ts_attno, &isnull));
-		from = ts;
-		while (pos < *n && times[pos] < ts)
-			pos++;
-		if (pos < *n && times[pos] == ts)
-			continue;
-		/* A new time; past the max-th it is of no use (nor are later ones). */
-		if (pos >= max)
-			break;
-		if (*n == max)
-			(*n)--;
-		memmove(&times[pos + 1], &times[pos], sizeof(int64) * (*n - pos));
-		times[pos] = ts;
-		(*n)++;
+		from = ts + 1;
 	}
-	index_endscan(scan);
-	index_close(idx, AccessShareLock);
-	ExecDropSingleTupleTableSlot(hslot);
-	table_close(hrel, AccessShareLock);
+	mzcoord_history_close_read(&r);
 }
 
 /*
@@ -314,19 +304,7 @@ collect_error_times(int64 gid, Snapshot snapshot, int64 from, int64 upto,
 													&bounds);
 
 	for (int b = 0; b < nbounds; b++)
-	{
-		int			pos = 0;
-
-		while (pos < *n && times[pos] < bounds[b])
-			pos++;
-		if ((pos < *n && times[pos] == bounds[b]) || pos >= max)
-			continue;
-		if (*n == max)
-			(*n)--;
-		memmove(&times[pos + 1], &times[pos], sizeof(int64) * (*n - pos));
-		times[pos] = bounds[b];
-		(*n)++;
-	}
+		(void) add_change_time(times, n, max, bounds[b]);
 	if (bounds != NULL)
 		pfree(bounds);
 }

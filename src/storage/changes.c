@@ -21,6 +21,10 @@
  * `upto` is complete (upto < upper), and only then takes the snapshot it
  * reads with, like read_at (read.c).
  *
+ * mzcoord._updates_at(rel, at, sign) returns the insertions or the
+ * retractions at exactly `at`, unconsolidated: the delta relations of the
+ * incremental refresh of a continual view (src/compute/incremental.c).
+ *
  * IDENTIFICATION
  *	  src/storage/changes.c
  *
@@ -38,10 +42,8 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "utils/acl.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
-#include "utils/rls.h"
 #include "utils/snapmgr.h"
 
 #include "acquire.h"
@@ -59,6 +61,7 @@
 
 PG_FUNCTION_INFO_V1(mzcoord_changes);
 PG_FUNCTION_INFO_V1(mzcoord_history_rows);
+PG_FUNCTION_INFO_V1(mzcoord_updates_at);
 
 /* The updates of one time read so far. */
 typedef struct TimeGroup
@@ -133,12 +136,9 @@ mzcoord_history_changes(const MzcHistory *h, TupleDesc reldesc,
 						MzcChangeCallback emit, void *arg,
 						int64 *next, int *ntimes)
 {
-	Relation	hrel = table_open(h->histid, AccessShareLock);
-	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
-	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
-	TupleTableSlot *row = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
+	MzcHistoryRead r;
+	TupleTableSlot *row;
 	TimeGroup	g = {0};
-	IndexScanDesc scan;
 	int64		nread = 0;
 	bool		capped = false;
 	int64		ts;
@@ -147,16 +147,14 @@ mzcoord_history_changes(const MzcHistory *h, TupleDesc reldesc,
 	if (reldesc->natts != h->natts)
 		elog(ERROR, "relation of %d columns read with a history mapping of %d",
 			 reldesc->natts, h->natts);
+	mzcoord_history_open_read(&r, h, "ts", snapshot);
+	row = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
 	g.desc = reldesc;
 	g.pending = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
 	*ntimes = 0;
-	scan = mzcoord_history_time_scan(hrel, idx, snapshot, from, upto);
-	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
+	mzcoord_history_time_scan(&r, from, upto);
+	while (mzcoord_history_next(&r, row, &ts, &diff))
 	{
-		CHECK_FOR_INTERRUPTS();
-		mzcoord_history_to_row(h, hslot, row, &ts, &diff);
-		if (ts < from || (upto >= 0 && ts >= upto))
-			continue;
 		if (*ntimes == 0 || ts != g.ts)
 		{
 			if (*ntimes > 0)
@@ -177,12 +175,9 @@ mzcoord_history_changes(const MzcHistory *h, TupleDesc reldesc,
 	}
 	if (!capped && *ntimes > 0)
 		group_flush(&g, emit, arg);
-	index_endscan(scan);
-	index_close(idx, AccessShareLock);
 	ExecDropSingleTupleTableSlot(g.pending);
 	ExecDropSingleTupleTableSlot(row);
-	ExecDropSingleTupleTableSlot(hslot);
-	table_close(hrel, AccessShareLock);
+	mzcoord_history_close_read(&r);
 	return capped;
 }
 
@@ -213,21 +208,45 @@ changes_emit(void *arg, Datum *values, bool *isnull, int64 ts, int64 diff)
 	heap_freetuple(tup);
 }
 
-/* Like a SELECT of the relation: its privilege, and no row security. */
-static void
-check_readable(Relation rel)
+/*
+ * Open relid as a SELECT would (its lock, its privilege, no row security:
+ * detail as for mzcoord_check_history_readable) and return it with a copy
+ * of its history in *h.  The extension guard comes first, before anything
+ * is locked: see mzcoord_extension_guard().
+ */
+static Relation
+open_readable(Oid relid, bool detail, MzcHistory **h)
 {
-	AclResult	acl = pg_class_aclcheck(RelationGetRelid(rel), GetUserId(),
-										ACL_SELECT);
+	Relation	rel;
 
-	if (acl != ACLCHECK_OK)
-		aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(rel));
-	if (check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("cannot read the history of \"%s\" under row-level security",
-						RelationGetRelationName(rel)),
-				 errdetail("The history does not apply the row security policies of the table.")));
+	mzcoord_extension_guard();
+	rel = table_open(relid, AccessShareLock);
+	mzcoord_check_history_readable(rel, detail);
+	*h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+	return rel;
+}
+
+/*
+ * changes_prepare (below) on a primary, where the coordinator's controller
+ * holds, waits and checks.  _updates_at prepares only this way: the
+ * incremental refresh that calls it runs on a primary.
+ */
+static Snapshot
+changes_prepare_primary(Oid relid, Oid fn_oid, int64 from, int64 upto)
+{
+	Snapshot	snapshot;
+	bool		leased;
+
+	mzcoord_ctl_require_ready_fn(fn_oid);
+	mzcoord_ctl_check_reachable(relid, upto);
+	leased = mzcoord_ctl_hold_for_read(relid, from);
+	mzcoord_ctl_wait_complete(relid, upto);
+	/* As read_at: this transaction's own updates have no time yet. */
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	snapshot->curcid = FirstCommandId;
+	if (leased)
+		mzcoord_ctl_check_read(relid, from);
+	return snapshot;
 }
 
 /*
@@ -241,7 +260,6 @@ static Snapshot
 changes_prepare(const MzcHistory *h, Oid fn_oid, int64 from, int64 upto)
 {
 	Snapshot	snapshot;
-	bool		leased;
 
 	if (RecoveryInProgress())
 	{
@@ -252,15 +270,7 @@ changes_prepare(const MzcHistory *h, Oid fn_oid, int64 from, int64 upto)
 		mzcoord_standby_check_read(h->relid, h->gid, from, snapshot);
 		return snapshot;
 	}
-	mzcoord_ctl_require_ready_fn(fn_oid);
-	mzcoord_ctl_check_reachable(h->relid, upto);
-	leased = mzcoord_ctl_hold_for_read(h->relid, from);
-	mzcoord_ctl_wait_complete(h->relid, upto);
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	snapshot->curcid = FirstCommandId;
-	if (leased)
-		mzcoord_ctl_check_read(h->relid, from);
-	return snapshot;
+	return changes_prepare_primary(h->relid, fn_oid, from, upto);
 }
 
 /*
@@ -288,11 +298,7 @@ mzcoord_changes(PG_FUNCTION_ARGS)
 						after, upto),
 				 errdetail("changes() returns the updates with after < timestamp <= upto.")));
 
-	/* Before anything is locked: see mzcoord_extension_guard(). */
-	mzcoord_extension_guard();
-	rel = table_open(relid, AccessShareLock);
-	check_readable(rel);
-	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+	rel = open_readable(relid, true, &h);
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	st.store = rsinfo->setResult;
@@ -332,21 +338,17 @@ int64
 mzcoord_history_interval_end(const MzcHistory *h, Snapshot snapshot,
 							 int64 from, int64 upto, int64 max_updates)
 {
-	Relation	hrel = table_open(h->histid, AccessShareLock);
-	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
-	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
-	IndexScanDesc scan;
+	MzcHistoryRead r;
 	int64		nread = 0;
 	int64		last = -1;
 	int64		end = upto;
+	int64		ts;
+	int64		diff;
 
-	scan = mzcoord_history_time_scan(hrel, idx, snapshot, from, upto);
-	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
+	mzcoord_history_open_read(&r, h, "ts", snapshot);
+	mzcoord_history_time_scan(&r, from, upto);
+	while (mzcoord_history_next(&r, NULL, &ts, &diff))
 	{
-		bool		isnull;
-		int64		ts = DatumGetInt64(slot_getattr(hslot, h->ts_attno, &isnull));
-
-		CHECK_FOR_INTERRUPTS();
 		if (ts != last && last >= 0 && nread >= max_updates)
 		{
 			end = ts;
@@ -355,10 +357,7 @@ mzcoord_history_interval_end(const MzcHistory *h, Snapshot snapshot,
 		last = ts;
 		nread++;
 	}
-	index_endscan(scan);
-	index_close(idx, AccessShareLock);
-	ExecDropSingleTupleTableSlot(hslot);
-	table_close(hrel, AccessShareLock);
+	mzcoord_history_close_read(&r);
 	return end;
 }
 
@@ -417,36 +416,28 @@ static void
 emit_history_rows(const MzcHistory *h, TupleDesc reldesc, Snapshot snapshot,
 				  int64 lo, int64 hi, Tuplestorestate *store, TupleDesc desc)
 {
-	Relation	hrel = table_open(h->histid, AccessShareLock);
-	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
-	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
-	TupleTableSlot *row = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
+	MzcHistoryRead r;
+	TupleTableSlot *row;
 	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
 	bool	   *isnull = palloc0(sizeof(bool) * desc->natts);
-	IndexScanDesc scan;
 	int64		ts;
 	int64		diff;
 
-	scan = mzcoord_history_time_scan(hrel, idx, snapshot, lo, hi);
-	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
+	mzcoord_history_open_read(&r, h, "ts", snapshot);
+	row = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
+	mzcoord_history_time_scan(&r, lo, hi);
+	while (mzcoord_history_next(&r, row, &ts, &diff))
 	{
-		CHECK_FOR_INTERRUPTS();
-		mzcoord_history_to_row(h, hslot, row, &ts, &diff);
-		if (ts < lo || ts >= hi)
-			continue;
 		memcpy(values, row->tts_values, sizeof(Datum) * reldesc->natts);
 		memcpy(isnull, row->tts_isnull, sizeof(bool) * reldesc->natts);
 		values[reldesc->natts] = Int64GetDatum(ts);
 		values[reldesc->natts + 1] = Int64GetDatum(diff);
 		tuplestore_putvalues(store, desc, values, isnull);
 	}
-	index_endscan(scan);
-	index_close(idx, AccessShareLock);
 	pfree(values);
 	pfree(isnull);
 	ExecDropSingleTupleTableSlot(row);
-	ExecDropSingleTupleTableSlot(hslot);
-	table_close(hrel, AccessShareLock);
+	mzcoord_history_close_read(&r);
 }
 
 /*
@@ -482,10 +473,7 @@ mzcoord_history_rows(PG_FUNCTION_ARGS)
 				 errmsg("lo (" INT64_FORMAT ") must be less than hi (" INT64_FORMAT ") and, with base, positive",
 						lo, hi)));
 	first = base ? lo - 1 : lo;
-	mzcoord_extension_guard();
-	rel = table_open(relid, AccessShareLock);
-	check_readable(rel);
-	h = mzcoord_history_copy(mzcoord_history_lookup(relid, false));
+	rel = open_readable(relid, true, &h);
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	if (rsinfo->setDesc->natts != RelationGetDescr(rel)->natts + 2)
@@ -501,6 +489,76 @@ mzcoord_history_rows(PG_FUNCTION_ARGS)
 				  rsinfo->setDesc);
 	emit_history_rows(h, RelationGetDescr(rel), snapshot, lo, hi,
 					  rsinfo->setResult, rsinfo->setDesc);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, NoLock);
+	return (Datum) 0;
+}
+
+/* ----------------------------------------------------------------
+ * SQL: mzcoord._updates_at
+ * ----------------------------------------------------------------
+ */
+
+/* Put the updates of h at exactly `at` of the given sign, |diff| times. */
+static void
+emit_updates(const MzcHistory *h, TupleDesc reldesc, Snapshot snapshot,
+			 int64 at, int sign, Tuplestorestate *store, TupleDesc desc)
+{
+	MzcHistoryRead r;
+	TupleTableSlot *row;
+	int64		ts;
+	int64		diff;
+
+	mzcoord_history_open_read(&r, h, "ts", snapshot);
+	row = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
+	mzcoord_history_at_scan(&r, at);
+	while (mzcoord_history_next(&r, row, &ts, &diff))
+	{
+		if (sign > 0 ? diff <= 0 : diff >= 0)
+			continue;
+		for (int64 i = 0; i < Abs(diff); i++)
+			tuplestore_putvalues(store, desc, row->tts_values, row->tts_isnull);
+	}
+	ExecDropSingleTupleTableSlot(row);
+	mzcoord_history_close_read(&r);
+}
+
+/*
+ * mzcoord._updates_at(rel anyelement, at bigint, sign integer)
+ *		RETURNS SETOF anyelement
+ *
+ * The insertions (sign 1) or retractions (sign -1) of a table, source or
+ * materialized view at exactly time `at`, each row shown |diff| times: the
+ * delta relation of the incremental refresh (src/compute/incremental.c).
+ * Checks, holds and waits as read_at does.
+ */
+Datum
+mzcoord_updates_at(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			relid = mzcoord_rowtype_relation(fcinfo, 0, "_updates_at");
+	int64		at = mzcoord_timestamp_arg(fcinfo, 1, "the timestamp of the updates");
+	int			sign = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
+	Relation	rel;
+	MzcHistory *h;
+	Snapshot	snapshot;
+
+	if (sign != 1 && sign != -1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the sign of the updates must be 1 or -1")));
+	rel = open_readable(relid, false, &h);
+
+	/* Hold at `at`, wait until it is complete, then take the snapshot. */
+	snapshot = changes_prepare_primary(relid, fcinfo->flinfo->fn_oid, at, at);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	if (rsinfo->setDesc->natts != RelationGetDescr(rel)->natts)
+		elog(ERROR, "_updates_at: the row type of \"%s\" does not match its relation",
+			 RelationGetRelationName(rel));
+	/* A view in error at `at` has no updates there: its error instead. */
+	mzcoord_view_error_check(rel, h->gid, snapshot, at, at);
+	emit_updates(h, RelationGetDescr(rel), snapshot, at, sign,
+				 rsinfo->setResult, rsinfo->setDesc);
 	UnregisterSnapshot(snapshot);
 	table_close(rel, NoLock);
 	return (Datum) 0;

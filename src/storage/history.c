@@ -22,6 +22,7 @@
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
+#include "access/relscan.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
@@ -526,24 +527,157 @@ mzcoord_spi_exec(const char *sql, int expected)
 			 SPI_result_code_string(ret));
 }
 
-/*
- * An index scan of a history's ts index over from <= ts < upto (no upper
- * limit when upto < 0), in time order.
+/* ----------------------------------------------------------------
+ * Reading a history (history.h)
+ * ----------------------------------------------------------------
  */
-IndexScanDesc
-mzcoord_history_time_scan(Relation hrel, Relation idx, Snapshot snapshot,
-						  int64 from, int64 upto)
+
+/* OID of one of the indexes of a history ("ts" or "retractions"). */
+static Oid
+history_index(const MzcHistory *h, const char *suffix)
+{
+	char		name[NAMEDATALEN];
+	Oid			idx;
+
+	snprintf(name, sizeof(name), "history_u" INT64_FORMAT "_%s", h->gid, suffix);
+	idx = get_relname_relid(name, get_rel_namespace(h->histid));
+	if (!OidIsValid(idx))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("index \"%s\" of history \"%s\" is missing",
+						name, get_rel_name(h->histid))));
+	return idx;
+}
+
+/*
+ * Map a history tuple to a row of the relation (a virtual slot of the
+ * relation's descriptor; dropped attributes are null) and return its time
+ * and diff.  The row's values point into hslot.
+ */
+void
+mzcoord_history_to_row(const MzcHistory *h, TupleTableSlot *hslot,
+					   TupleTableSlot *row, int64 *ts, int64 *diff)
+{
+	int			maxatt = Max(h->ts_attno, h->diff_attno);
+
+	for (int i = 0; i < h->natts; i++)
+		if (h->hist_attno[i] > maxatt)
+			maxatt = h->hist_attno[i];
+	slot_getsomeattrs(hslot, maxatt);
+	*ts = DatumGetInt64(hslot->tts_values[h->ts_attno - 1]);
+	*diff = DatumGetInt64(hslot->tts_values[h->diff_attno - 1]);
+
+	ExecClearTuple(row);
+	for (int i = 0; i < h->natts; i++)
+	{
+		AttrNumber	a = h->hist_attno[i];
+
+		if (a == 0)
+		{
+			row->tts_values[i] = (Datum) 0;
+			row->tts_isnull[i] = true;
+		}
+		else
+		{
+			row->tts_values[i] = hslot->tts_values[a - 1];
+			row->tts_isnull[i] = hslot->tts_isnull[a - 1];
+		}
+	}
+	ExecStoreVirtualTuple(row);
+}
+
+/*
+ * Open h's history and its index `index` ("ts" or "retractions") for reads
+ * with snapshot; h must stay valid until mzcoord_history_close_read.
+ */
+void
+mzcoord_history_open_read(MzcHistoryRead *r, const MzcHistory *h,
+						  const char *index, Snapshot snapshot)
+{
+	r->h = h;
+	r->hrel = table_open(h->histid, AccessShareLock);
+	r->idx = index_open(history_index(h, index), AccessShareLock);
+	r->hslot = table_slot_create(r->hrel, NULL);
+	r->snapshot = snapshot;
+	r->scan = NULL;
+	r->from = 0;
+	r->upto = -1;
+}
+
+/*
+ * Start a scan of the rows with from <= ts < upto (no upper limit when
+ * upto < 0), in time order; a scan already running restarts with these
+ * bounds, which costs one descent of the index, not a new scan.
+ */
+void
+mzcoord_history_time_scan(MzcHistoryRead *r, int64 from, int64 upto)
 {
 	ScanKeyData keys[2];
 	int			nkeys = 1;
-	IndexScanDesc scan;
 
 	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
 				Int64GetDatum(from));
 	if (upto >= 0)
 		ScanKeyInit(&keys[nkeys++], 1, BTLessStrategyNumber, F_INT8LT,
 					Int64GetDatum(upto));
-	scan = index_beginscan(hrel, idx, snapshot, nkeys, 0);
-	index_rescan(scan, keys, nkeys, NULL, 0);
-	return scan;
+	/* A restart keeps the number of keys the scan began with. */
+	if (r->scan != NULL && r->scan->numberOfKeys != nkeys)
+	{
+		index_endscan(r->scan);
+		r->scan = NULL;
+	}
+	if (r->scan == NULL)
+		r->scan = index_beginscan(r->hrel, r->idx, r->snapshot, nkeys, 0);
+	index_rescan(r->scan, keys, nkeys, NULL, 0);
+	r->from = from;
+	r->upto = upto;
+}
+
+/* Start a scan of the rows at exactly time `at`. */
+void
+mzcoord_history_at_scan(MzcHistoryRead *r, int64 at)
+{
+	mzcoord_history_time_scan(r, at, at < PG_INT64_MAX ? at + 1 : -1);
+}
+
+/*
+ * The next row of the scan, false at its end: its time and diff, and, if
+ * row is not NULL, the row itself in row (see mzcoord_history_to_row;
+ * valid until the next call).  The bounds are checked again on each row,
+ * as every reader of a history always has: a scan key is the index's
+ * promise, the check is the reader's.
+ */
+bool
+mzcoord_history_next(MzcHistoryRead *r, TupleTableSlot *row, int64 *ts,
+					 int64 *diff)
+{
+	const MzcHistory *h = r->h;
+
+	while (index_getnext_slot(r->scan, ForwardScanDirection, r->hslot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (row != NULL)
+			mzcoord_history_to_row(h, r->hslot, row, ts, diff);
+		else
+		{
+			slot_getsomeattrs(r->hslot, Max(h->ts_attno, h->diff_attno));
+			*ts = DatumGetInt64(r->hslot->tts_values[h->ts_attno - 1]);
+			*diff = DatumGetInt64(r->hslot->tts_values[h->diff_attno - 1]);
+		}
+		if (*ts < r->from || (r->upto >= 0 && *ts >= r->upto))
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/* End the read: the scan, the index and the history. */
+void
+mzcoord_history_close_read(MzcHistoryRead *r)
+{
+	if (r->scan != NULL)
+		index_endscan(r->scan);
+	index_close(r->idx, AccessShareLock);
+	ExecDropSingleTupleTableSlot(r->hslot);
+	table_close(r->hrel, AccessShareLock);
 }

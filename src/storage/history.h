@@ -70,9 +70,8 @@ extern void mzcoord_restore_user(Oid save_user, int save_sec, int nest);
 extern char *mzcoord_history_column_list(TupleDesc reldesc, const char *prefix);
 extern char *mzcoord_relation_column_list(TupleDesc reldesc, const char *prefix);
 extern AttrNumber mzcoord_desc_attnum(TupleDesc desc, const char *name);
-extern IndexScanDesc mzcoord_history_time_scan(Relation hrel, Relation idx,
-											   Snapshot snapshot, int64 from,
-											   int64 upto);
+extern void mzcoord_history_to_row(const MzcHistory *h, TupleTableSlot *hslot,
+								   TupleTableSlot *row, int64 *ts, int64 *diff);
 extern bool mzcoord_storage_row(Oid relid, int64 *gid, MzcKind *kind,
 								Oid *histid);
 extern void mzcoord_check_no_inheritance(Oid relid);
@@ -100,5 +99,36 @@ extern void mzcoord_history_writer_begin(MzcHistoryWriter *w,
 extern void mzcoord_history_writer_add(MzcHistoryWriter *w, TupleTableSlot *row,
 									   int64 ts, int64 diff);
 extern void mzcoord_history_writer_end(MzcHistoryWriter *w);
+
+/*
+ * Reading a history through one of its indexes (history.c): every read of
+ * a history opens it here, so that only storage knows a history's indexes.
+ * mzcoord_history_open_read opens the history and one of its indexes ("ts",
+ * or "retractions": the rows with diff < 0, also keyed by ts);
+ * mzcoord_history_time_scan starts (or restarts, one descent of the index)
+ * a scan of the rows with from <= ts < upto in time order, and
+ * mzcoord_history_at_scan one of the rows at exactly one time;
+ * mzcoord_history_next returns them one at a time.
+ */
+typedef struct MzcHistoryRead
+{
+	const MzcHistory *h;
+	Relation	hrel;			/* the history, AccessShareLock */
+	Relation	idx;			/* the index read, AccessShareLock */
+	TupleTableSlot *hslot;		/* the history tuple last returned */
+	Snapshot	snapshot;		/* the caller's, for every scan */
+	IndexScanDesc scan;			/* NULL until a scan starts */
+	int64		from;			/* the current scan's from <= ts */
+	int64		upto;			/* ts < upto (-1: no end) */
+} MzcHistoryRead;
+
+extern void mzcoord_history_open_read(MzcHistoryRead *r, const MzcHistory *h,
+									  const char *index, Snapshot snapshot);
+extern void mzcoord_history_time_scan(MzcHistoryRead *r, int64 from,
+									  int64 upto);
+extern void mzcoord_history_at_scan(MzcHistoryRead *r, int64 at);
+extern bool mzcoord_history_next(MzcHistoryRead *r, TupleTableSlot *row,
+								 int64 *ts, int64 *diff);
+extern void mzcoord_history_close_read(MzcHistoryRead *r);
 
 #endif							/* MZCOORD_HISTORY_H */

@@ -87,60 +87,6 @@
 
 PG_FUNCTION_INFO_V1(mzcoord_read_at);
 
-/* OID of one of the indexes of a history ("ts" or "retractions"). */
-Oid
-mzcoord_history_index(const MzcHistory *h, const char *suffix)
-{
-	char		name[NAMEDATALEN];
-	Oid			idx;
-
-	snprintf(name, sizeof(name), "history_u" INT64_FORMAT "_%s", h->gid, suffix);
-	idx = get_relname_relid(name, get_rel_namespace(h->histid));
-	if (!OidIsValid(idx))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("index \"%s\" of history \"%s\" is missing",
-						name, get_rel_name(h->histid))));
-	return idx;
-}
-
-/*
- * Map a history tuple to a row of the relation (a virtual slot of the
- * relation's descriptor; dropped attributes are null) and return its time
- * and diff.  The row's values point into hslot.
- */
-void
-mzcoord_history_to_row(const MzcHistory *h, TupleTableSlot *hslot,
-					   TupleTableSlot *row, int64 *ts, int64 *diff)
-{
-	int			maxatt = Max(h->ts_attno, h->diff_attno);
-
-	for (int i = 0; i < h->natts; i++)
-		if (h->hist_attno[i] > maxatt)
-			maxatt = h->hist_attno[i];
-	slot_getsomeattrs(hslot, maxatt);
-	*ts = DatumGetInt64(hslot->tts_values[h->ts_attno - 1]);
-	*diff = DatumGetInt64(hslot->tts_values[h->diff_attno - 1]);
-
-	ExecClearTuple(row);
-	for (int i = 0; i < h->natts; i++)
-	{
-		AttrNumber	a = h->hist_attno[i];
-
-		if (a == 0)
-		{
-			row->tts_values[i] = (Datum) 0;
-			row->tts_isnull[i] = true;
-		}
-		else
-		{
-			row->tts_values[i] = hslot->tts_values[a - 1];
-			row->tts_isnull[i] = hslot->tts_isnull[a - 1];
-		}
-	}
-	ExecStoreVirtualTuple(row);
-}
-
 /*
  * A read of a history's contents at a time, row by row (the two steps of
  * the file header): begin collects the retractions, next returns each
@@ -152,9 +98,8 @@ typedef struct MzcHistoryCursor
 	const MzcHistory *h;
 	TupleDesc	reldesc;
 	int64		upto;
-	Relation	hrel;
-	TupleTableSlot *hslot;		/* the history tuple */
-	TupleTableSlot *row;		/* it as a row of the relation */
+	MzcHistoryRead hr;			/* the history, through its retractions index */
+	TupleTableSlot *row;		/* a history tuple as a row of the relation */
 	MzcRowSet  *retracted;		/* NULL: no retraction at or before upto */
 	TableScanDesc scan;
 } MzcHistoryCursor;
@@ -163,9 +108,6 @@ static void
 history_cursor_begin(MzcHistoryCursor *c, const MzcHistory *h,
 					 TupleDesc reldesc, Snapshot snapshot, int64 upto)
 {
-	Relation	idx;
-	IndexScanDesc iscan;
-	ScanKeyData key;
 	int64		ts;
 	int64		diff;
 
@@ -175,22 +117,16 @@ history_cursor_begin(MzcHistoryCursor *c, const MzcHistory *h,
 	c->h = h;
 	c->reldesc = reldesc;
 	c->upto = upto;
-	c->hrel = table_open(h->histid, AccessShareLock);
-	c->hslot = table_slot_create(c->hrel, NULL);
+	mzcoord_history_open_read(&c->hr, h, "retractions", snapshot);
 	c->row = MakeSingleTupleTableSlot(reldesc, &TTSOpsVirtual);
 	c->retracted = NULL;
 
 	/* 1. Retractions at or before upto. */
-	idx = index_open(mzcoord_history_index(h, "retractions"), AccessShareLock);
-	ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE,
-				Int64GetDatum(upto));
-	iscan = index_beginscan(c->hrel, idx, snapshot, 1, 0);
-	index_rescan(iscan, &key, 1, NULL, 0);
-	while (index_getnext_slot(iscan, ForwardScanDirection, c->hslot))
+	mzcoord_history_time_scan(&c->hr, PG_INT64_MIN,
+							  upto < PG_INT64_MAX ? upto + 1 : -1);
+	while (mzcoord_history_next(&c->hr, c->row, &ts, &diff))
 	{
-		CHECK_FOR_INTERRUPTS();
-		mzcoord_history_to_row(h, c->hslot, c->row, &ts, &diff);
-		if (diff >= 0 || ts > upto)
+		if (diff >= 0)
 			continue;
 		if (c->retracted == NULL)
 			c->retracted = mzcoord_rowset_create(reldesc, CurrentMemoryContext);
@@ -200,11 +136,9 @@ history_cursor_begin(MzcHistoryCursor *c, const MzcHistory *h,
 												   c->row->tts_isnull),
 								  -diff);
 	}
-	index_endscan(iscan);
-	index_close(idx, AccessShareLock);
 
 	/* 2 starts: one scan of the history. */
-	c->scan = table_beginscan(c->hrel, snapshot, 0, NULL);
+	c->scan = table_beginscan(c->hr.hrel, snapshot, 0, NULL);
 }
 
 /*
@@ -218,10 +152,10 @@ history_cursor_next(MzcHistoryCursor *c, int64 *n)
 	int64		ts;
 	int64		diff;
 
-	while (table_scan_getnextslot(c->scan, ForwardScanDirection, c->hslot))
+	while (table_scan_getnextslot(c->scan, ForwardScanDirection, c->hr.hslot))
 	{
 		CHECK_FOR_INTERRUPTS();
-		mzcoord_history_to_row(c->h, c->hslot, c->row, &ts, &diff);
+		mzcoord_history_to_row(c->h, c->hr.hslot, c->row, &ts, &diff);
 		if (diff <= 0 || ts > c->upto)
 			continue;
 		if (c->retracted != NULL)
@@ -263,8 +197,7 @@ history_cursor_end(MzcHistoryCursor *c)
 		mzcoord_rowset_destroy(c->retracted);
 	}
 	ExecDropSingleTupleTableSlot(c->row);
-	ExecDropSingleTupleTableSlot(c->hslot);
-	table_close(c->hrel, AccessShareLock);
+	mzcoord_history_close_read(&c->hr);
 	return negative;
 }
 
@@ -300,22 +233,18 @@ bool
 mzcoord_history_quiet_after(const MzcHistory *h, Snapshot snapshot,
 							int64 after)
 {
-	Relation	hrel = table_open(h->histid, AccessShareLock);
-	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
-	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
-	IndexScanDesc scan;
-	ScanKeyData key;
-	bool		quiet;
+	MzcHistoryRead r;
+	int64		ts;
+	int64		diff;
+	bool		quiet = true;
 
-	ScanKeyInit(&key, 1, BTGreaterStrategyNumber, F_INT8GT,
-				Int64GetDatum(after));
-	scan = index_beginscan(hrel, idx, snapshot, 1, 0);
-	index_rescan(scan, &key, 1, NULL, 0);
-	quiet = !index_getnext_slot(scan, ForwardScanDirection, hslot);
-	index_endscan(scan);
-	index_close(idx, AccessShareLock);
-	ExecDropSingleTupleTableSlot(hslot);
-	table_close(hrel, AccessShareLock);
+	mzcoord_history_open_read(&r, h, "ts", snapshot);
+	if (after < PG_INT64_MAX)
+	{
+		mzcoord_history_time_scan(&r, after + 1, -1);
+		quiet = !mzcoord_history_next(&r, NULL, &ts, &diff);
+	}
+	mzcoord_history_close_read(&r);
 	return quiet;
 }
 
@@ -371,6 +300,28 @@ read_relation_itself(Relation rel, const MzcHistory *h, Snapshot snapshot,
 }
 
 /*
+ * Like a SELECT of rel (locked by the caller): the user's SELECT privilege
+ * (42501 from aclcheck_error), and no row security, which a history does
+ * not apply (42501).  detail: whether that error says so in its DETAIL
+ * (_updates_at's never did, and its messages stay as they were).
+ */
+void
+mzcoord_check_history_readable(Relation rel, bool detail)
+{
+	Oid			relid = RelationGetRelid(rel);
+	AclResult	acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(rel));
+	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot read the history of \"%s\" under row-level security",
+						RelationGetRelationName(rel)),
+				 detail ? errdetail("The history does not apply the row security policies of the table.") : 0));
+}
+
+/*
  * What a read of a relation at a time has prepared: the relation (locked),
  * its history, and the snapshot it reads with.
  */
@@ -392,7 +343,6 @@ static void
 read_prepare(MzcReadPrep *p, Oid relid, int64 at, Oid fn_oid)
 {
 	Relation	rel;
-	AclResult	acl;
 	bool		leased;
 
 	/* Before anything is locked: see mzcoord_extension_guard(). */
@@ -400,15 +350,7 @@ read_prepare(MzcReadPrep *p, Oid relid, int64 at, Oid fn_oid)
 
 	/* Like a SELECT of the relation: its lock and its privilege. */
 	rel = table_open(relid, AccessShareLock);
-	acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
-	if (acl != ACLCHECK_OK)
-		aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(rel));
-	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("cannot read the history of \"%s\" under row-level security",
-						RelationGetRelationName(rel)),
-				 errdetail("The history does not apply the row security policies of the table.")));
+	mzcoord_check_history_readable(rel, true);
 	p->rel = rel;
 	p->h = mzcoord_history_lookup(relid, false);
 	p->at = at;

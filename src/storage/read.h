@@ -15,21 +15,20 @@
 
 #include "fmgr.h"
 #include "executor/tuptable.h"
+#include "utils/relcache.h"
 #include "utils/snapshot.h"
 
 #include "history.h"
 
 typedef void (*MzcHistoryRowCallback) (void *arg, TupleTableSlot *row,
 									   int64 count);
-extern Oid	mzcoord_history_index(const MzcHistory *h, const char *suffix);
-extern void mzcoord_history_to_row(const MzcHistory *h, TupleTableSlot *hslot,
-								   TupleTableSlot *row, int64 *ts, int64 *diff);
 extern void mzcoord_history_contents(const MzcHistory *h, TupleDesc reldesc,
 									 Snapshot snapshot, int64 upto,
 									 MzcHistoryRowCallback emit, void *arg,
 									 int64 *negative);
 extern bool mzcoord_history_quiet_after(const MzcHistory *h,
 										Snapshot snapshot, int64 after);
+extern void mzcoord_check_history_readable(Relation rel, bool detail);
 extern Oid	mzcoord_rowtype_relation(FunctionCallInfo fcinfo, int argno,
 									 const char *func);
 extern Oid	mzcoord_rowtype_relation_of(Oid typid, const char *func);

@@ -406,25 +406,19 @@ static void
 scan_window(const MzcHistory *h, TupleDesc desc, Snapshot snapshot,
 			MzcRowSet *set, int64 from, int64 upto)
 {
-	Relation	hrel = table_open(h->histid, AccessShareLock);
-	Relation	idx = index_open(mzcoord_history_index(h, "ts"), AccessShareLock);
-	TupleTableSlot *hslot = table_slot_create(hrel, NULL);
-	TupleTableSlot *row = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
-	IndexScanDesc scan;
+	MzcHistoryRead r;
+	TupleTableSlot *row;
 	List	   *touched = NIL;
 	int64		cur = -1;
 	int64		ts;
 	int64		diff;
+	MzcRowEntry *e;
 
-	scan = mzcoord_history_time_scan(hrel, idx, snapshot, from, upto);
-	while (index_getnext_slot(scan, ForwardScanDirection, hslot))
+	mzcoord_history_open_read(&r, h, "ts", snapshot);
+	row = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	mzcoord_history_time_scan(&r, from, upto);
+	while (mzcoord_history_next(&r, row, &ts, &diff))
 	{
-		MzcRowEntry *e;
-
-		CHECK_FOR_INTERRUPTS();
-		mzcoord_history_to_row(h, hslot, row, &ts, &diff);
-		if (ts < from || ts >= upto)
-			continue;
 		if (ts != cur)
 		{
 			close_time(touched, cur);
@@ -440,11 +434,8 @@ scan_window(const MzcHistory *h, TupleDesc desc, Snapshot snapshot,
 		touched = lappend(touched, e);
 	}
 	close_time(touched, cur);
-	index_endscan(scan);
-	index_close(idx, AccessShareLock);
-	ExecDropSingleTupleTableSlot(hslot);
-	table_close(hrel, AccessShareLock);
 	ExecDropSingleTupleTableSlot(row);
+	mzcoord_history_close_read(&r);
 }
 
 /*
