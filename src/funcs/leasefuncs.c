@@ -20,7 +20,6 @@
 #include "postgres.h"
 
 #include "catalog/index.h"
-#include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -36,6 +35,7 @@
 #include "utils/rls.h"
 #include "utils/timestamp.h"
 
+#include "acquire.h"
 #include "controller.h"
 #include "errors.h"
 #include "ids.h"
@@ -281,17 +281,6 @@ lease_rels_arg(FunctionCallInfo fcinfo, int *n)
 	return rels;
 }
 
-static char *
-qualified_relname(Oid relid)
-{
-	char	   *rel = get_rel_name(relid);
-
-	if (rel == NULL)
-		return psprintf("%u", relid);
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  rel);
-}
-
 /* ----------------------------------------------------------------
  * SQL: create_lease
  * ----------------------------------------------------------------
@@ -347,13 +336,13 @@ report_create_failure(const char *name, const Oid *rels, int n,
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("relation \"%s\" cannot be leased",
-						qualified_relname(rels[c->not_collection])),
+						mzcoord_qualified_relname(rels[c->not_collection])),
 				 errdetail("Leases hold mzcoord tables, sources, materialized views and indexes.")));
 	if (c->not_collection >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("relation \"%s\" is not an mzcoord collection",
-						qualified_relname(rels[c->not_collection])),
+						mzcoord_qualified_relname(rels[c->not_collection])),
 				 errhint("Register a table with mzcoord.create_table(), or create a source with mzcoord.")));
 	if (c->violation)
 	{
@@ -364,7 +353,7 @@ report_create_failure(const char *name, const Oid *rels, int n,
 		for (int i = 0; i < n; i++)
 			if (!mzc_frontier_le_ts(c->sinces[i], c->at))
 			{
-				names[k] = qualified_relname(rels[i]);
+				names[k] = mzcoord_qualified_relname(rels[i]);
 				sinces[k++] = c->sinces[i];
 			}
 		mzcoord_report_since_violation(c->at, k, names, sinces);
@@ -497,7 +486,7 @@ check_owner_privileges(const char *name, const char *verb)
 					 errmsg("permission denied to %s lease \"%s\"", verb, name),
 					 errdetail("Role \"%s\", the owner of the lease, no longer has SELECT privilege on relation \"%s\".",
 							   GetUserNameFromId(owner, false),
-							   qualified_relname(lease_acl_relation(relids[i]))),
+							   mzcoord_qualified_relname(lease_acl_relation(relids[i]))),
 					 errhint("The lease is not extended and stops protecting when it expires. Drop it with mzcoord.drop_lease().")));
 		if (!missing)
 			check_lease_rls(relids[i], owner, verb);
