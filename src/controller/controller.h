@@ -9,8 +9,8 @@
  * global ids and relations to slots, and answers whether the controller is
  * ready.  The modules that change it each own one concern: readhold.c (all
  * read holds), acquire.c and selection.c (the SQL calls that take holds),
- * publish.c (staged catalog changes, the durable hold), bootstrap.c, tick.c
- * and introspect.c.
+ * publish.c (staged catalog changes, the durable hold), bootstrap.c and
+ * tick.c.  introspect.c (src/funcs) only copies it out for SQL.
  *
  * LOCKING CONTRACT
  *

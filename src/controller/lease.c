@@ -14,9 +14,14 @@
  * and the relation's bound, which never passes its live since, with it.
  * Privileges are those of the relation an index is on.
  *
+ * This file owns the shared lease table; the SQL functions that create,
+ * renew, advance, drop and show leases are leasefuncs.c, which changes the
+ * table only through the mzcoord_lease_stage_* functions here.
+ *
  * State.  The durable record is a row of mzcoord.lease_records, written
  * through mzcoord._lease_write() (SECURITY DEFINER, not executable by
- * PUBLIC; called here through fmgr after the checks made as the caller).
+ * PUBLIC; called by leasefuncs.c through fmgr after the checks made as the
+ * caller).
  * In shared memory each lease is an MzcLease entry plus a leased reader of
  * the core's shard model (critical.c, reference K6/K7), which keeps its
  * heartbeat and ttl: renewing is a heartbeat, advancing a leased downgrade
@@ -61,28 +66,17 @@
 #include "postgres.h"
 
 #include "access/xact.h"
-#include "catalog/index.h"
-#include "catalog/namespace.h"
-#include "catalog/objectaddress.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
-#include "fmgr.h"
-#include "funcapi.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "parser/parse_func.h"
 #include "storage/shmem.h"
-#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
-#include "utils/rls.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "collections.h"
 #include "controller.h"
-#include "errors.h"
 #include "failpoint.h"
 #include "ids.h"
 #include "lease.h"
@@ -93,17 +87,6 @@
 #include "critical.h"
 #include "frontier.h"
 
-PG_FUNCTION_INFO_V1(mzcoord_create_lease);
-PG_FUNCTION_INFO_V1(mzcoord_renew_lease);
-PG_FUNCTION_INFO_V1(mzcoord_advance_lease);
-PG_FUNCTION_INFO_V1(mzcoord_drop_lease);
-PG_FUNCTION_INFO_V1(mzcoord_lease_holds);
-PG_FUNCTION_INFO_V1(mzcoord_lease_validate);
-
-/* At most this many relations per lease. */
-#define MZC_LEASE_MAX_RELS 32
-
-#define LEASE_MS_PER_DAY INT64CONST(86400000)
 
 /*
  * One lease in shared memory.  All fields: the controller lock.  An entry
@@ -192,7 +175,6 @@ static int	nboot_leases = 0;
  * ----------------------------------------------------------------
  */
 
-/* Leases in shared memory: a sixteenth of the hold entries, at least 64. */
 /* Tables, sources, materialized views and indexes can be leased. */
 static bool
 leasable_kind(MzcKind kind)
@@ -201,23 +183,19 @@ leasable_kind(MzcKind kind)
 		kind == MZC_KIND_MATERIALIZED_VIEW || kind == MZC_KIND_INDEX;
 }
 
-/*
- * The relation whose privileges and row security govern a lease on relid:
- * for an index, the relation it indexes (an index has no privileges of its
- * own, and a read of it is a read of that relation); else relid itself.
- */
-static Oid
-lease_acl_relation(Oid relid)
-{
-	if (get_rel_relkind(relid) == RELKIND_INDEX)
-		return IndexGetRelation(relid, true);
-	return relid;
-}
 
+/* Leases in shared memory: a sixteenth of the hold entries, at least 64. */
 static int32
 lease_capacity(void)
 {
 	return Max(64, mzcoord_max_holds / 16);
+}
+
+/* The room of the area, fixed at startup (read without the lock). */
+int32
+mzcoord_lease_area_capacity(void)
+{
+	return lease_area->capacity;
 }
 
 Size
@@ -256,14 +234,14 @@ mzcoord_lease_shmem_init(void)
 }
 
 /* Milliseconds since 2000-01-01, the leases' clock. */
-static int64
-ts_ms(TimestampTz t)
+int64
+mzcoord_lease_ms(TimestampTz t)
 {
 	return (int64) (t / 1000);
 }
 
-static TimestampTz
-ms_ts(int64 ms)
+TimestampTz
+mzcoord_lease_time(int64 ms)
 {
 	return (TimestampTz) ms * 1000;
 }
@@ -319,8 +297,8 @@ role_leases_locked(Oid role)
 }
 
 /* Make room for one more op before the lock is taken. */
-static void
-reserve_op(void)
+void
+mzcoord_lease_reserve_op(void)
 {
 	if (nlease_ops < maxlease_ops)
 		return;
@@ -646,7 +624,7 @@ mzcoord_lease_tick_locked(TimestampTz now)
 	/* No lease: no leased reader either. */
 	if (lease_area == NULL || lease_area->used_bound == 0)
 		return 0;
-	(void) mzc_shard_expire(&lease_area->shard, ts_ms(now));
+	(void) mzc_shard_expire(&lease_area->shard, mzcoord_lease_ms(now));
 	for (int32 i = 0; i < lease_area->used_bound; i++)
 	{
 		MzcLease   *l = &leases[i];
@@ -695,7 +673,7 @@ MzcLeaseLimits
 mzcoord_lease_limits_locked(MzcLeaseLimit *room)
 {
 	MzcLeaseLimits lim = {room, 0};
-	int64		now_ms = ts_ms(GetCurrentTimestamp());
+	int64		now_ms = mzcoord_lease_ms(GetCurrentTimestamp());
 	int			n = 0;
 
 	if (lease_area == NULL)
@@ -759,7 +737,7 @@ mzcoord_lease_covers_locked(int32 slot, mzc_ts at, Oid role, TimestampTz now)
 
 		if (!l->in_use || !l->committed || !l->counted || l->owner != role ||
 			l->epoch != ctl_epoch() || l->held_at > at ||
-			lease_expired(l, ts_ms(now)))
+			lease_expired(l, mzcoord_lease_ms(now)))
 			continue;
 		for (int r = 0; r < l->nrels; r++)
 			if (l->slots[r] == slot)
@@ -813,9 +791,9 @@ mzcoord_lease_boot_read(TimestampTz now)
 				b->ngids++;
 		b->held_at = DatumGetInt64(SPI_getbinval(tup, desc, 4, &isnull));
 		b->ttl_ms = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
-		b->expires_ms = ts_ms(DatumGetTimestampTz(SPI_getbinval(tup, desc, 6, &isnull)));
+		b->expires_ms = mzcoord_lease_ms(DatumGetTimestampTz(SPI_getbinval(tup, desc, 6, &isnull)));
 		b->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 7, &isnull));
-		b->active = ts_ms(now) <= b->expires_ms && b->ttl_ms > 0;
+		b->active = mzcoord_lease_ms(now) <= b->expires_ms && b->ttl_ms > 0;
 	}
 }
 
@@ -891,252 +869,13 @@ mzcoord_lease_boot_install_locked(void)
 }
 
 /* ----------------------------------------------------------------
- * The durable record
+ * Changes and copies for the SQL functions (leasefuncs.c)
+ *
+ * Each takes the controller lock itself, so that the SQL functions never
+ * see an entry: they stage a change here, and raise what stood in its way
+ * after the lock is released.
  * ----------------------------------------------------------------
  */
-
-/*
- * Call mzcoord._lease_write(op, name, owner, gids, held_at, ttl,
- * expires_at): SECURITY DEFINER, so the record is written with the
- * extension owner's rights, after the checks made here as the caller.
- * fmgr does not check EXECUTE, which PUBLIC lacks.  Returns its result
- * (for 'lock': whether the record exists, now locked).
- */
-static bool
-lease_write(const char *op, const char *name, Oid owner, ArrayType *gids,
-			mzc_ts held_at, int64 ttl_ms, TimestampTz expires_at)
-{
-	Oid			argtypes[7] = {TEXTOID, TEXTOID, OIDOID, TEXTARRAYOID,
-	INT8OID, INTERVALOID, TIMESTAMPTZOID};
-	Oid			fnoid;
-	FmgrInfo	flinfo;
-	Interval   *ttl = palloc0(sizeof(Interval));
-	Datum		result;
-
-	LOCAL_FCINFO(fcinfo, 7);
-
-	fnoid = LookupFuncName(list_make2(makeString("mzcoord"),
-									  makeString("_lease_write")),
-						   7, argtypes, false);
-	fmgr_info(fnoid, &flinfo);
-	InitFunctionCallInfoData(*fcinfo, &flinfo, 7, InvalidOid, NULL, NULL);
-	ttl->time = ttl_ms * 1000;
-	fcinfo->args[0].value = CStringGetTextDatum(op);
-	fcinfo->args[1].value = CStringGetTextDatum(name);
-	fcinfo->args[2].value = ObjectIdGetDatum(owner);
-	fcinfo->args[3].value = PointerGetDatum(gids);
-	fcinfo->args[4].value = Int64GetDatum(held_at);
-	fcinfo->args[5].value = IntervalPGetDatum(ttl);
-	fcinfo->args[6].value = TimestampTzGetDatum(expires_at);
-	for (int i = 0; i < 7; i++)
-		fcinfo->args[i].isnull = false;
-	fcinfo->args[3].isnull = gids == NULL;
-	result = FunctionCallInvoke(fcinfo);
-	return !fcinfo->isnull && DatumGetBool(result);
-}
-
-/* ----------------------------------------------------------------
- * SQL: arguments
- * ----------------------------------------------------------------
- */
-
-static char *
-lease_name_arg(FunctionCallInfo fcinfo)
-{
-	char	   *name;
-
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("lease name must not be null")));
-	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	if (name[0] == '\0' || strlen(name) >= NAMEDATALEN)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid lease name: \"%s\"", name),
-				 errdetail("A lease name has between 1 and %d bytes.",
-						   NAMEDATALEN - 1)));
-	return name;
-}
-
-/*
- * The name of a new lease: besides lease_name_arg()'s checks, no control
- * character (a newline or an escape would garble every listing and log line
- * that shows it) and not only spaces (it would look like no name at all).
- * Only creation checks this, so that a lease created under the older rules
- * can still be renewed and dropped by its name.
- */
-static void
-check_new_lease_name(const char *name)
-{
-	bool		only_spaces = true;
-
-	for (int i = 0; name[i] != '\0'; i++)
-	{
-		unsigned char c = (unsigned char) name[i];
-
-		/* C0 controls and DEL; in UTF-8 also C1 controls (U+0080..U+009F). */
-		if (c < 0x20 || c == 0x7f ||
-			(GetDatabaseEncoding() == PG_UTF8 && c == 0xc2 &&
-			 (unsigned char) name[i + 1] >= 0x80 &&
-			 (unsigned char) name[i + 1] <= 0x9f))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_NAME),
-					 errmsg("invalid lease name: it contains a control character"),
-					 errdetail("Byte %d of the name is a control character.",
-							   i + 1),
-					 errhint("Use a name of printable characters.")));
-		if (c != ' ')
-			only_spaces = false;
-	}
-	if (only_spaces)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_NAME),
-				 errmsg("invalid lease name: it consists only of spaces"),
-				 errhint("Use a name with at least one printable character that is not a space.")));
-}
-
-/* A ttl in milliseconds, checked against mzcoord.max_lease_ttl. */
-static int64
-lease_ttl_arg(FunctionCallInfo fcinfo, int argno)
-{
-	Interval   *iv;
-	int64		max_ms = (int64) mzcoord_max_lease_ttl * 1000;
-	int64		days;
-
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("lease ttl must not be null")));
-	iv = PG_GETARG_INTERVAL_P(argno);
-	days = (int64) iv->day + (int64) iv->month * DAYS_PER_MONTH;
-
-	/* Far beyond any limit either way: refuse before multiplying. */
-	if (days > max_ms / LEASE_MS_PER_DAY + 1 || iv->time / 1000 > max_ms ||
-		days * LEASE_MS_PER_DAY + iv->time / 1000 <= 0 ||
-		days * LEASE_MS_PER_DAY + iv->time / 1000 > max_ms)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid lease ttl: %s",
-						DatumGetCString(DirectFunctionCall1(interval_out,
-															IntervalPGetDatum(iv)))),
-				 errdetail("A lease ttl is positive and at most mzcoord.max_lease_ttl (%d s).",
-						   mzcoord_max_lease_ttl)));
-	return days * LEASE_MS_PER_DAY + iv->time / 1000;
-}
-
-/*
- * A lease pins history for reads as of a time, and the history applies no
- * row security policy: as read_at() refuses a relation under row-level
- * security for the reader, a lease on it is refused for its owner, when it
- * is created and at every renewal (policies can be enabled later).
- */
-static void
-check_lease_rls(Oid relid, Oid owner, const char *verb)
-{
-	relid = lease_acl_relation(relid);
-	/* noError: the caller's row_security setting changes nothing here. */
-	if (check_enable_rls(relid, owner, true) != RLS_ENABLED)
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("cannot %s a lease on \"%s\" under row-level security",
-					verb, get_rel_name(relid)),
-			 errdetail("Row-level security applies to role \"%s\" on \"%s\", and its history does not apply the row security policies of the table.",
-					   GetUserNameFromId(owner, false), get_rel_name(relid))));
-}
-
-/*
- * regclass[] -> relation OIDs, each readable by the caller: a lease keeps
- * history, so only those who may read a relation may lease it.
- */
-static Oid *
-lease_rels_arg(FunctionCallInfo fcinfo, int *n)
-{
-	Datum	   *elems;
-	bool	   *nulls;
-	Oid		   *rels;
-
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("relations must not be null")));
-	if (ARR_NDIM(PG_GETARG_ARRAYTYPE_P(1)) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("relations must be given as a one-dimensional array")));
-	deconstruct_array(PG_GETARG_ARRAYTYPE_P(1), REGCLASSOID, sizeof(Oid), true,
-					  TYPALIGN_INT, &elems, &nulls, n);
-	if (*n == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a lease needs at least one relation")));
-	if (*n > MZC_LEASE_MAX_RELS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a lease cannot hold more than %d relations",
-						MZC_LEASE_MAX_RELS)));
-	rels = palloc(sizeof(Oid) * *n);
-	for (int i = 0; i < *n; i++)
-	{
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("relations must not be null")));
-		rels[i] = DatumGetObjectId(elems[i]);
-		if (!OidIsValid(get_rel_relkind(rels[i])))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_TABLE),
-					 errmsg("relation with OID %u does not exist", rels[i])));
-		for (int j = 0; j < i; j++)
-			if (rels[j] == rels[i])
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("relation \"%s\" is given more than once",
-								get_rel_name(rels[i]))));
-		if (pg_class_aclcheck(lease_acl_relation(rels[i]), GetUserId(),
-							  ACL_SELECT) != ACLCHECK_OK)
-			aclcheck_error(ACLCHECK_NO_PRIV,
-						   get_relkind_objtype(get_rel_relkind(lease_acl_relation(rels[i]))),
-						   get_rel_name(lease_acl_relation(rels[i])));
-		check_lease_rls(rels[i], GetUserId(), "create");
-	}
-	return rels;
-}
-
-static char *
-qualified_relname(Oid relid)
-{
-	char	   *rel = get_rel_name(relid);
-
-	if (rel == NULL)
-		return psprintf("%u", relid);
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  rel);
-}
-
-/* ----------------------------------------------------------------
- * SQL: create_lease
- * ----------------------------------------------------------------
- */
-
-/* What create_lease found under the lock, for the errors raised after it. */
-typedef struct MzcLeaseCheck
-{
-	int			not_collection; /* index of a relation, or -1 */
-	bool		not_storage;	/* ... which is not a table or source */
-	bool		taken;
-	bool		violation;
-	bool		role_limit;
-	bool		full;
-	bool		no_nodes;
-	bool		no_holds;
-	MzcHoldFailure hf;
-	int32		held;
-	mzc_ts		at;
-	mzc_ts		floor;			/* no lower, when the caller chose no time */
-	mzc_frontier sinces[MZC_LEASE_MAX_RELS];
-} MzcLeaseCheck;
 
 /* Resolve the relations to slots and the time; caller holds the lock. */
 static bool
@@ -1176,48 +915,6 @@ create_resolve_locked(const Oid *rels, int n, bool have_at, MzcLeaseCheck *c,
 }
 
 /* Check the limits, take the holds and the entry; caller holds the lock. */
-/*
- * The greatest committed compaction bound of the relations (0 if none has
- * one): a lease whose time the caller left to us starts there at the
- * least.  The live since can be below it while a transaction holds it
- * back (transaction holds keep the since, not the bound), and
- * _lease_write() refuses a time below a bound.
- */
-static mzc_ts
-committed_bound_floor(const Oid *rels, int n)
-{
-	Oid			argtypes[1] = {OIDARRAYOID};
-	Datum	   *elems = palloc(sizeof(Datum) * n);
-	Datum		values[1];
-	mzc_ts		floor = 0;
-	bool		isnull;
-
-	for (int i = 0; i < n; i++)
-		elems[i] = ObjectIdGetDatum(rels[i]);
-	values[0] = PointerGetDatum(construct_array(elems, n, OIDOID, sizeof(Oid),
-												true, TYPALIGN_INT));
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT pg_catalog.max(b.bound)"
-							  "  FROM mzcoord.compaction_bounds b"
-							  "  JOIN mzcoord.collections c"
-							  "    ON c.global_id OPERATOR(pg_catalog.=) b.global_id"
-							  "  JOIN mzcoord.items i ON i.id OPERATOR(pg_catalog.=) c.item_id"
-							  " WHERE i.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)",
-							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the compaction bounds");
-	if (SPI_processed == 1)
-	{
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-									  1, &isnull);
-
-		if (!isnull)
-			floor = DatumGetInt64(d);
-	}
-	SPI_finish();
-	return floor;
-}
-
 static int32
 create_take_locked(const char *name, Oid role, int32 *slots, int n,
 				   TimestampTz now, MzcLeaseCheck *c)
@@ -1262,212 +959,6 @@ create_take_locked(const char *name, Oid role, int32 *slots, int n,
 	return entry;
 }
 
-static void
-report_create_failure(const char *name, const Oid *rels, int n,
-					  const MzcLeaseCheck *c)
-{
-	if (c->not_collection >= 0 && c->not_storage)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("relation \"%s\" cannot be leased",
-						qualified_relname(rels[c->not_collection])),
-				 errdetail("Leases hold mzcoord tables, sources, materialized views and indexes.")));
-	if (c->not_collection >= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("relation \"%s\" is not an mzcoord collection",
-						qualified_relname(rels[c->not_collection])),
-				 errhint("Register a table with mzcoord.create_table(), or create a source with mzcoord.")));
-	if (c->violation)
-	{
-		const char **names = palloc(sizeof(char *) * n);
-		mzc_frontier *sinces = palloc(sizeof(mzc_frontier) * n);
-		int			k = 0;
-
-		for (int i = 0; i < n; i++)
-			if (!mzc_frontier_le_ts(c->sinces[i], c->at))
-			{
-				names[k] = qualified_relname(rels[i]);
-				sinces[k++] = c->sinces[i];
-			}
-		mzcoord_report_since_violation(c->at, k, names, sinces);
-	}
-	if (c->taken)
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("lease \"%s\" already exists", name)));
-	if (c->role_limit)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many mzcoord leases for role \"%s\"",
-						GetUserNameFromId(GetUserId(), false)),
-				 errdetail("The role has %d leases, and mzcoord.max_leases allows %d.",
-						   c->held, mzcoord_max_leases),
-				 errhint("Drop leases of the role (expired ones count too), or have a superuser raise mzcoord.max_leases.")));
-	if (c->full || c->no_nodes)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many mzcoord leases"),
-				 errdetail("Shared memory has room for %d leases and their counts.",
-						   lease_area->capacity),
-				 errhint("Drop leases, or raise mzcoord.max_holds, which sizes the lease area and the count pool.")));
-	if (c->no_holds)
-		mzcoord_report_no_hold_space(&c->hf);
-}
-
-static ArrayType *
-gid_array(const int64 *gids, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * n);
-
-	for (int i = 0; i < n; i++)
-		d[i] = CStringGetTextDatum(mzcoord_gid_text(gids[i]));
-	return construct_array(d, n, TEXTOID, -1, false, TYPALIGN_INT);
-}
-
-/*
- * mzcoord.create_lease(name text, rels regclass[], at bigint DEFAULT NULL,
- *		ttl interval DEFAULT '5 minutes') RETURNS bigint
- */
-Datum
-mzcoord_create_lease(PG_FUNCTION_ARGS)
-{
-	char	   *name;
-	Oid		   *rels;
-	int			n;
-	int64		ttl_ms;
-	int32		slots[MZC_LEASE_MAX_RELS];
-	int64		gids[MZC_LEASE_MAX_RELS];
-	MzcLeaseCheck c;
-	Oid			role = GetUserId();
-	TimestampTz now;
-	int32		entry = -1;
-
-	mzcoord_require_shmem();
-	name = lease_name_arg(fcinfo);
-	check_new_lease_name(name);
-	rels = lease_rels_arg(fcinfo, &n);
-	memset(&c, 0, sizeof(c));
-	c.not_collection = -1;
-	c.at = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT64(2);
-	if (!PG_ARGISNULL(2) && !mzc_ts_valid(c.at))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lease time must not be negative: " INT64_FORMAT, c.at)));
-	ttl_ms = lease_ttl_arg(fcinfo, 3);
-	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
-	if (PG_ARGISNULL(2))
-		c.floor = committed_bound_floor(rels, n);
-	mzcoord_reserve_local_holds(n);
-	reserve_op();
-	now = GetCurrentTimestamp();
-
-	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
-	if (create_resolve_locked(rels, n, !PG_ARGISNULL(2), &c, slots, gids))
-	{
-		entry = create_take_locked(name, role, slots, n, now, &c);
-		if (entry >= 0)
-		{
-			memcpy(leases[entry].gids, gids, sizeof(int64) * n);
-			leases[entry].ttl_ms = ttl_ms;
-			leases[entry].expires_ms = ts_ms(now) + ttl_ms;
-			record_op(MZC_LEASE_CREATE, entry, n, c.at, ts_ms(now) + ttl_ms);
-		}
-	}
-	LWLockRelease(mzcoord_ctl->lock);
-
-	if (entry < 0)
-		report_create_failure(name, rels, n, &c);
-	(void) lease_write("create", name, role, gid_array(gids, n), c.at, ttl_ms,
-					   ms_ts(ts_ms(now) + ttl_ms));
-	PG_RETURN_INT64(c.at);
-}
-
-/* ----------------------------------------------------------------
- * SQL: renew, advance, drop
- * ----------------------------------------------------------------
- */
-
-/* What a change of an existing lease found under the lock. */
-typedef struct MzcLeaseFound
-{
-	int32		entry;
-	Oid			owner;
-	bool		expired;
-	mzc_ts		held_at;
-	int64		ttl_ms;
-	bool		no_nodes;
-	bool		no_holds;
-	MzcHoldFailure hf;
-} MzcLeaseFound;
-
-/* Lock the record of `name`, or raise that it does not exist. */
-static void
-lock_record(const char *name)
-{
-	if (!lease_write("lock", name, InvalidOid, NULL, 0, 0, 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("lease \"%s\" does not exist", name)));
-}
-
-/*
- * Renewing and advancing need what creating needed: the owner of the lease
- * must still be allowed to SELECT from each relation it holds.  A lease
- * keeps history, so without this a role that lost the privilege could go
- * on pinning the relation's history by renewing.  The check is on the
- * owner, also when a superuser renews: the lease protects the owner's
- * reads.  On failure the call raises 42501 and extends nothing; the lease
- * stops protecting at its current expiry, at most its ttl later (not at
- * once: the failed call's transaction aborts, so it cannot change the
- * durable record, and shared memory must keep agreeing with the record).
- * Leases of other owners are left to report_found().
- */
-static void
-check_owner_privileges(const char *name, const char *verb)
-{
-	int32		entry;
-	Oid			owner = InvalidOid;
-	Oid			relids[MZC_LEASE_MAX_RELS];
-	int			n = 0;
-
-	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
-	entry = find_lease_locked(name);
-	if (entry >= 0)
-	{
-		MzcLease   *l = &leases[entry];
-
-		owner = l->owner;
-		/* A dropped relation is not protected any more: nothing to check. */
-		for (int i = 0; i < l->nrels; i++)
-			if (l->slots[i] >= 0 &&
-				mzcoord_ctl_slots[l->slots[i]].state == MZC_COLL_ACTIVE)
-				relids[n++] = mzcoord_ctl_info[l->slots[i]].relid;
-	}
-	LWLockRelease(mzcoord_ctl->lock);
-
-	if (entry < 0 || (owner != GetUserId() && !superuser()))
-		return;
-	for (int i = 0; i < n; i++)
-	{
-		bool		missing = false;
-
-		if (!OidIsValid(relids[i]))
-			continue;
-		if (pg_class_aclcheck_ext(lease_acl_relation(relids[i]), owner, ACL_SELECT,
-								  &missing) != ACLCHECK_OK && !missing)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("permission denied to %s lease \"%s\"", verb, name),
-					 errdetail("Role \"%s\", the owner of the lease, no longer has SELECT privilege on relation \"%s\".",
-							   GetUserNameFromId(owner, false),
-							   qualified_relname(lease_acl_relation(relids[i]))),
-					 errhint("The lease is not extended and stops protecting when it expires. Drop it with mzcoord.drop_lease().")));
-		if (!missing)
-			check_lease_rls(relids[i], owner, verb);
-	}
-}
-
 /* find_and_hold_locked(): hold at the lease's own time, or take no hold. */
 #define LEASE_HOLD_OWN ((mzc_ts) -2)
 #define LEASE_HOLD_NONE ((mzc_ts) -1)
@@ -1492,7 +983,7 @@ find_and_hold_locked(const char *name, mzc_ts hold, bool need_live,
 		return false;
 	l = &leases[f->entry];
 	f->owner = l->owner;
-	f->expired = l->committed && lease_expired(l, ts_ms(now));
+	f->expired = l->committed && lease_expired(l, mzcoord_lease_ms(now));
 	f->held_at = effective_held_at(f->entry);
 	f->ttl_ms = l->ttl_ms;
 	if (hold == LEASE_HOLD_OWN)
@@ -1519,169 +1010,6 @@ find_and_hold_locked(const char *name, mzc_ts hold, bool need_live,
 	return true;
 }
 
-/* Raise what find_and_hold_locked() found; returns if nothing. */
-static void
-report_found(const char *name, const MzcLeaseFound *f, const char *verb)
-{
-	if (f->entry < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("lease \"%s\" is not loaded in shared memory", name),
-				 errhint("Try again once the coordinator has loaded the catalog.")));
-	if (f->owner != GetUserId() && !superuser())
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to %s lease \"%s\"", verb, name),
-				 errdetail("Only the owner of a lease or a superuser may %s it.",
-						   verb)));
-	if (f->expired)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("lease \"%s\" has expired", name),
-				 errdetail("An expired lease protects nothing and cannot be renewed or advanced."),
-				 errhint("Drop it with mzcoord.drop_lease() and create it again.")));
-	if (f->no_nodes)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many mzcoord leases"),
-				 errdetail("The shared count pool is full or reserved for changes being committed."),
-				 errhint("Drop leases, or raise mzcoord.max_holds, which sizes the count pool.")));
-	if (f->no_holds)
-		mzcoord_report_no_hold_space(&f->hf);
-}
-
-/* mzcoord.renew_lease(name text) RETURNS timestamptz */
-Datum
-mzcoord_renew_lease(PG_FUNCTION_ARGS)
-{
-	char	   *name;
-	MzcLeaseFound f;
-	TimestampTz now;
-	bool		ok;
-	int64		expires_ms = 0;
-
-	mzcoord_require_shmem();
-	name = lease_name_arg(fcinfo);
-	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
-	lock_record(name);
-	check_owner_privileges(name, "renew");
-	mzcoord_reserve_local_holds(MZC_LEASE_MAX_RELS);
-	reserve_op();
-	memset(&f, 0, sizeof(f));
-	now = GetCurrentTimestamp();
-
-	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
-	ok = find_and_hold_locked(name, LEASE_HOLD_OWN, true, now, &f);
-	if (ok)
-	{
-		expires_ms = ts_ms(now) + f.ttl_ms;
-		record_op(MZC_LEASE_RENEW, f.entry, leases[f.entry].nrels, f.held_at,
-				  expires_ms);
-	}
-	LWLockRelease(mzcoord_ctl->lock);
-
-	if (!ok)
-		report_found(name, &f, "renew");
-	(void) lease_write("renew", name, InvalidOid, NULL, 0, 0, ms_ts(expires_ms));
-	PG_RETURN_TIMESTAMPTZ(ms_ts(expires_ms));
-}
-
-/* mzcoord.advance_lease(name text, at bigint) RETURNS void */
-Datum
-mzcoord_advance_lease(PG_FUNCTION_ARGS)
-{
-	char	   *name;
-	MzcLeaseFound f;
-	mzc_ts		at;
-	bool		ok;
-
-	mzcoord_require_shmem();
-	name = lease_name_arg(fcinfo);
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("lease time must not be null")));
-	at = PG_GETARG_INT64(1);
-	if (!mzc_ts_valid(at))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lease time must not be negative: " INT64_FORMAT, at)));
-	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
-	lock_record(name);
-	check_owner_privileges(name, "advance");
-	mzcoord_reserve_local_holds(MZC_LEASE_MAX_RELS);
-	reserve_op();
-	memset(&f, 0, sizeof(f));
-
-	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
-	ok = find_and_hold_locked(name, at, true, GetCurrentTimestamp(), &f);
-	if (ok)
-		record_op(MZC_LEASE_ADVANCE, f.entry, leases[f.entry].nrels, at, 0);
-	LWLockRelease(mzcoord_ctl->lock);
-
-	if (!ok)
-	{
-		report_found(name, &f, "advance");
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot move lease \"%s\" back from " INT64_FORMAT " to " INT64_FORMAT,
-						name, f.held_at, at),
-				 errdetail("A lease only moves forward.")));
-	}
-	(void) lease_write("advance", name, InvalidOid, NULL, at, 0, 0);
-	PG_RETURN_VOID();
-}
-
-/* mzcoord.drop_lease(name text) RETURNS void */
-Datum
-mzcoord_drop_lease(PG_FUNCTION_ARGS)
-{
-	char	   *name;
-	MzcLeaseFound f;
-	bool		ok;
-
-	mzcoord_require_shmem();
-	name = lease_name_arg(fcinfo);
-	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
-	lock_record(name);
-	reserve_op();
-	memset(&f, 0, sizeof(f));
-
-	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
-	/* No holds: dropping only gives protection up. */
-	(void) find_and_hold_locked(name, LEASE_HOLD_NONE, false,
-								GetCurrentTimestamp(), &f);
-	ok = f.entry >= 0 && (f.owner == GetUserId() || superuser());
-	if (ok)
-		record_op(MZC_LEASE_DROP, f.entry, 0, 0, 0);
-	LWLockRelease(mzcoord_ctl->lock);
-
-	if (!ok)
-	{
-		f.expired = false;
-		report_found(name, &f, "drop");
-	}
-	(void) lease_write("drop", name, InvalidOid, NULL, 0, 0, 0);
-	PG_RETURN_VOID();
-}
-
-/* ----------------------------------------------------------------
- * Introspection and validation
- * ----------------------------------------------------------------
- */
-
-/* One protected slot of an active lease, copied out under the lock. */
-typedef struct MzcLeaseHoldCopy
-{
-	int64		gid;
-	Oid			relid;
-	char		name[NAMEDATALEN];
-	mzc_ts		held_at;
-	TimestampTz created_at;
-	mzc_frontier implied;
-	mzc_frontier since;
-} MzcLeaseHoldCopy;
-
 static int
 copy_lease_holds_locked(MzcLeaseHoldCopy *out, TimestampTz now)
 {
@@ -1692,7 +1020,7 @@ copy_lease_holds_locked(MzcLeaseHoldCopy *out, TimestampTz now)
 		MzcLease   *l = &leases[i];
 
 		if (!l->in_use || !l->committed || !l->counted ||
-			l->epoch != ctl_epoch() || lease_expired(l, ts_ms(now)))
+			l->epoch != ctl_epoch() || lease_expired(l, mzcoord_lease_ms(now)))
 			continue;
 		for (int r = 0; r < l->nrels; r++)
 		{
@@ -1713,85 +1041,160 @@ copy_lease_holds_locked(MzcLeaseHoldCopy *out, TimestampTz now)
 }
 
 /*
- * mzcoord._lease_holds(OUT global_id text, OUT relation regclass,
- *		OUT lease text, OUT held_time bigint, OUT held_since timestamptz,
- *		OUT behind_policy_ms bigint): the counts of the active leases.
+ * create_lease under the lock: resolve the relations to slots (their
+ * global ids into gids) and the time, take the holds and the entry, and
+ * stage the creation for COMMIT.  Returns the entry, or -1 with what
+ * stood in the way in *c.  Takes the lock exclusively.
  */
-Datum
-mzcoord_lease_holds(PG_FUNCTION_ARGS)
+int32
+mzcoord_lease_stage_create(const char *name, Oid role, const Oid *rels, int n,
+						   bool have_at, int64 ttl_ms, TimestampTz now,
+						   MzcLeaseCheck *c, int64 *gids)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MzcLeaseHoldCopy *hs;
-	int			n;
+	int32		slots[MZC_LEASE_MAX_RELS];
+	int32		entry = -1;
 
-	mzcoord_require_shmem();
-	InitMaterializedSRF(fcinfo, 0);
-	hs = palloc(sizeof(MzcLeaseHoldCopy) * lease_area->capacity * MZC_LEASE_MAX_RELS);
-	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
-	n = copy_lease_holds_locked(hs, GetCurrentTimestamp());
-	LWLockRelease(mzcoord_ctl->lock);
-
-	for (int i = 0; i < n; i++)
+	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+	if (create_resolve_locked(rels, n, have_at, c, slots, gids))
 	{
-		Datum		v[6];
-		bool		nl[6] = {false, false, false, false, false, false};
-
-		v[0] = CStringGetTextDatum(mzcoord_gid_text(hs[i].gid));
-		v[1] = ObjectIdGetDatum(hs[i].relid);
-		nl[1] = !OidIsValid(hs[i].relid);
-		v[2] = CStringGetTextDatum(hs[i].name);
-		v[3] = Int64GetDatum(hs[i].held_at);
-		v[4] = TimestampTzGetDatum(hs[i].created_at);
-		/* How far the lease keeps the since behind what the policy wants. */
-		v[5] = Int64GetDatum(hs[i].implied.empty || hs[i].implied.ts <= hs[i].held_at ?
-							 0 : hs[i].implied.ts - hs[i].held_at);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nl);
+		entry = create_take_locked(name, role, slots, n, now, c);
+		if (entry >= 0)
+		{
+			memcpy(leases[entry].gids, gids, sizeof(int64) * n);
+			leases[entry].ttl_ms = ttl_ms;
+			leases[entry].expires_ms = mzcoord_lease_ms(now) + ttl_ms;
+			record_op(MZC_LEASE_CREATE, entry, n, c->at, mzcoord_lease_ms(now) + ttl_ms);
+		}
 	}
-	return (Datum) 0;
+	LWLockRelease(mzcoord_ctl->lock);
+	return entry;
 }
 
 /*
- * mzcoord._lease_validate(OUT check_name text, OUT object text,
- *		OUT detail text): every active lease is at or above the since of what
- *		it holds, and no lease is counted without a reader.
+ * renew_lease under the lock: hold the live lease's relations at its time
+ * and stage a heartbeat at now for COMMIT (the new expiry in
+ * f->expires_ms).  False: what stood in the way is in *f.  Takes the lock
+ * exclusively.
  */
-Datum
-mzcoord_lease_validate(PG_FUNCTION_ARGS)
+bool
+mzcoord_lease_stage_renew(const char *name, TimestampTz now, MzcLeaseFound *f)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MzcLeaseHoldCopy *hs;
-	int			n = 0;
-	int			readerless = 0;
+	bool		ok;
 
-	mzcoord_require_shmem();
-	InitMaterializedSRF(fcinfo, 0);
-	hs = palloc(sizeof(MzcLeaseHoldCopy) * lease_area->capacity * MZC_LEASE_MAX_RELS);
+	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+	ok = find_and_hold_locked(name, LEASE_HOLD_OWN, true, now, f);
+	if (ok)
+	{
+		f->expires_ms = mzcoord_lease_ms(now) + f->ttl_ms;
+		record_op(MZC_LEASE_RENEW, f->entry, leases[f->entry].nrels,
+				  f->held_at, f->expires_ms);
+	}
+	LWLockRelease(mzcoord_ctl->lock);
+	return ok;
+}
+
+/*
+ * advance_lease under the lock: hold the live lease's relations at `at`
+ * (not below its time) and stage the advance for COMMIT.  False: what
+ * stood in the way is in *f.  Takes the lock exclusively.
+ */
+bool
+mzcoord_lease_stage_advance(const char *name, mzc_ts at, TimestampTz now,
+							MzcLeaseFound *f)
+{
+	bool		ok;
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+	ok = find_and_hold_locked(name, at, true, now, f);
+	if (ok)
+		record_op(MZC_LEASE_ADVANCE, f->entry, leases[f->entry].nrels, at, 0);
+	LWLockRelease(mzcoord_ctl->lock);
+	return ok;
+}
+
+/*
+ * drop_lease under the lock: stage the drop of the lease, expired or not,
+ * if the caller owns it or is a superuser.  False: what stood in the way
+ * is in *f.  Takes the lock exclusively.
+ */
+bool
+mzcoord_lease_stage_drop(const char *name, TimestampTz now, MzcLeaseFound *f)
+{
+	bool		ok;
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
+	/* No holds: dropping only gives protection up. */
+	(void) find_and_hold_locked(name, LEASE_HOLD_NONE, false, now, f);
+	ok = f->entry >= 0 && (f->owner == GetUserId() || superuser());
+	if (ok)
+		record_op(MZC_LEASE_DROP, f->entry, 0, 0, 0);
+	LWLockRelease(mzcoord_ctl->lock);
+	return ok;
+}
+
+/*
+ * The owner of lease `name` and the relations of its collections that are
+ * still active (relids, *n of them), for the privilege checks of renew and
+ * advance.  False if this backend sees no such lease.  Takes the lock
+ * shared.
+ */
+bool
+mzcoord_lease_owner_rels(const char *name, Oid *owner, Oid *relids, int *n)
+{
+	int32		entry;
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	entry = find_lease_locked(name);
+	if (entry >= 0)
+	{
+		MzcLease   *l = &leases[entry];
+
+		*owner = l->owner;
+		/* A dropped relation is not protected any more: nothing to check. */
+		for (int i = 0; i < l->nrels; i++)
+			if (l->slots[i] >= 0 &&
+				mzcoord_ctl_slots[l->slots[i]].state == MZC_COLL_ACTIVE)
+				relids[(*n)++] = mzcoord_ctl_info[l->slots[i]].relid;
+	}
+	LWLockRelease(mzcoord_ctl->lock);
+	return entry >= 0;
+}
+
+/*
+ * The counts of the active leases, copied into out (room for
+ * mzcoord_lease_area_capacity() * MZC_LEASE_MAX_RELS) under the shared
+ * lock.  Returns how many.
+ */
+int
+mzcoord_lease_copy_holds(MzcLeaseHoldCopy *out)
+{
+	int			n;
+
+	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
+	n = copy_lease_holds_locked(out, GetCurrentTimestamp());
+	LWLockRelease(mzcoord_ctl->lock);
+	return n;
+}
+
+/*
+ * What _lease_validate checks, copied under the shared lock once the
+ * controller is ready (nothing before): the counts of the active leases
+ * (as mzcoord_lease_copy_holds) and, in *readerless, how many counted
+ * leases have no reader.
+ */
+int
+mzcoord_lease_copy_validate(MzcLeaseHoldCopy *out, int *readerless)
+{
+	int			n = 0;
+
 	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
 	if (mzcoord_ctl->ready)
 	{
-		n = copy_lease_holds_locked(hs, GetCurrentTimestamp());
+		n = copy_lease_holds_locked(out, GetCurrentTimestamp());
 		for (int32 i = 0; i < lease_area->used_bound; i++)
 			if (leases[i].in_use && leases[i].counted && leases[i].reader < 0)
-				readerless++;
+				(*readerless)++;
 	}
 	LWLockRelease(mzcoord_ctl->lock);
-
-	for (int i = 0; i <= n; i++)
-	{
-		Datum		v[3];
-		bool		nl[3] = {false, false, false};
-
-		if (i == n && readerless == 0)
-			break;
-		if (i < n && mzc_frontier_le_ts(hs[i].since, hs[i].held_at))
-			continue;
-		v[0] = CStringGetTextDatum(i < n ? "since <= lease" : "lease reader");
-		v[1] = CStringGetTextDatum(i < n ? hs[i].name : "shared memory");
-		v[2] = CStringGetTextDatum(i < n ?
-								   psprintf("the since of " MZC_GID_FMT " is beyond the lease's time " INT64_FORMAT,
-											hs[i].gid, hs[i].held_at) :
-								   psprintf("%d counted leases have no reader", readerless));
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nl);
-	}
-	return (Datum) 0;
+	return n;
 }

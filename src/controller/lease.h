@@ -2,7 +2,7 @@
  *
  * lease.h
  *	  Leases: durable read protection for clients outside any one
- *	  transaction (lease.c).
+ *	  transaction (lease.c; their SQL functions are leasefuncs.c).
  *
  * A lease holds a set of tables, sources, materialized views and indexes
  * at one time (held_at) until it is dropped or its expiry passes.  Its durable record is a row of
@@ -19,7 +19,9 @@
  * Readers that only copy values out take it shared, everything that changes
  * state takes it exclusive.  Functions ending in _locked expect the caller
  * to hold it (exclusively if they change anything); the others take it.
- * `capacity` is fixed at startup.
+ * `capacity` is fixed at startup.  The SQL functions (leasefuncs.c) see no
+ * entry: they stage changes and copy rows out through the functions at the
+ * end of this header, each of which takes the lock itself.
  *
  * A lease changes in shared memory only when the transaction that changed
  * its record commits (mzcoord_lease_commit_locked, called by publish.c in
@@ -42,6 +44,10 @@
 #include "datatype/timestamp.h"
 
 #include "frontier.h"
+#include "readhold.h"
+
+/* At most this many relations per lease. */
+#define MZC_LEASE_MAX_RELS 32
 
 /* Shared memory (registered by _PG_init). */
 extern Size mzcoord_lease_shmem_size(void);
@@ -79,5 +85,78 @@ extern bool mzcoord_lease_covers_locked(int32 slot, mzc_ts at, Oid role,
 extern void mzcoord_lease_boot_read(TimestampTz now);
 extern mzc_frontier mzcoord_lease_boot_since(int64 gid, mzc_frontier since);
 extern void mzcoord_lease_boot_install_locked(void);
+
+/* The leases' clock: milliseconds since 2000-01-01. */
+extern int64 mzcoord_lease_ms(TimestampTz t);
+extern TimestampTz mzcoord_lease_time(int64 ms);
+extern int32 mzcoord_lease_area_capacity(void);
+
+/*
+ * For the SQL functions (leasefuncs.c): each takes the lock itself.  A
+ * change is staged (applied at COMMIT, undone at ABORT) once the call has
+ * reserved room for it with mzcoord_lease_reserve_op(), before the lock;
+ * what stood in its way comes back for the caller to raise after the lock
+ * is released.
+ */
+
+/* What create_lease found under the lock, for the errors raised after it. */
+typedef struct MzcLeaseCheck
+{
+	int			not_collection; /* index of a relation, or -1 */
+	bool		not_storage;	/* ... which is not a table or source */
+	bool		taken;
+	bool		violation;
+	bool		role_limit;
+	bool		full;
+	bool		no_nodes;
+	bool		no_holds;
+	MzcHoldFailure hf;
+	int32		held;
+	mzc_ts		at;
+	mzc_ts		floor;			/* no lower, when the caller chose no time */
+	mzc_frontier sinces[MZC_LEASE_MAX_RELS];
+} MzcLeaseCheck;
+
+/* What a change of an existing lease found under the lock. */
+typedef struct MzcLeaseFound
+{
+	int32		entry;
+	Oid			owner;
+	bool		expired;
+	mzc_ts		held_at;
+	int64		ttl_ms;
+	int64		expires_ms;		/* renew: the new expiry */
+	bool		no_nodes;
+	bool		no_holds;
+	MzcHoldFailure hf;
+} MzcLeaseFound;
+
+/* One protected slot of an active lease, copied out under the lock. */
+typedef struct MzcLeaseHoldCopy
+{
+	int64		gid;
+	Oid			relid;
+	char		name[NAMEDATALEN];
+	mzc_ts		held_at;
+	TimestampTz created_at;
+	mzc_frontier implied;
+	mzc_frontier since;
+} MzcLeaseHoldCopy;
+
+extern void mzcoord_lease_reserve_op(void);
+extern int32 mzcoord_lease_stage_create(const char *name, Oid role,
+										const Oid *rels, int n, bool have_at,
+										int64 ttl_ms, TimestampTz now,
+										MzcLeaseCheck *c, int64 *gids);
+extern bool mzcoord_lease_stage_renew(const char *name, TimestampTz now,
+									  MzcLeaseFound *f);
+extern bool mzcoord_lease_stage_advance(const char *name, mzc_ts at,
+										TimestampTz now, MzcLeaseFound *f);
+extern bool mzcoord_lease_stage_drop(const char *name, TimestampTz now,
+									 MzcLeaseFound *f);
+extern bool mzcoord_lease_owner_rels(const char *name, Oid *owner,
+									 Oid *relids, int *n);
+extern int	mzcoord_lease_copy_holds(MzcLeaseHoldCopy *out);
+extern int	mzcoord_lease_copy_validate(MzcLeaseHoldCopy *out, int *readerless);
 
 #endif							/* MZCOORD_LEASE_H */

@@ -4,7 +4,8 @@
 -- abandoned lease does not pin history forever.
 
 -- The durable records.  Written only by mzcoord._lease_write(), after the
--- checks lease.c makes as the caller; read by the coordinator's bootstrap.
+-- checks leasefuncs.c makes as the caller; read by the coordinator's
+-- bootstrap.
 CREATE TABLE mzcoord.lease_records (
     name        text PRIMARY KEY
                 CHECK (name <> '' AND octet_length(name) < 64),

@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: mzc_determine_timestamp() on requests decoded from the
  * input bytes (the SQL function reads its jsonb request into the same
- * struct; see src/controller/timestamp_sql.c).
+ * struct; see src/funcs/timestamp_sql.c).
  *
  * Input: isolation byte (% 4; 3 is not a level), when byte (% 5; 4 is not a
  * kind), the as-of timestamp, a flags byte (bit 0: no timeline, bits 1-3:

@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: mzc_select_as_ofs() on requests decoded from the input
  * bytes (the SQL function reads its jsonb request into the same structs;
- * see src/controller/asof_sql.c).
+ * see src/funcs/asof_sql.c).
  *
  * Input: a storage count byte (% 9), a dataflow count byte (% 13), the
  * current time, a read-only byte (bit 0), each storage collection's since

@@ -5,7 +5,7 @@
  *	  result: paths for messages, strict type and key checks, an id map.
  *
  * IDENTIFICATION
- *	  src/controller/request.h
+ *	  src/funcs/request.h
  *
  *-------------------------------------------------------------------------
  */

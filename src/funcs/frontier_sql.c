@@ -11,7 +11,7 @@
  * only compute, so they are immutable and safe to call anywhere.
  *
  * IDENTIFICATION
- *	  src/controller/frontier_sql.c
+ *	  src/funcs/frontier_sql.c
  *
  *-------------------------------------------------------------------------
  */

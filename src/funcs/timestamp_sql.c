@@ -29,7 +29,7 @@
  * naming every blocking input.
  *
  * IDENTIFICATION
- *	  src/controller/timestamp_sql.c
+ *	  src/funcs/timestamp_sql.c
  *
  *-------------------------------------------------------------------------
  */

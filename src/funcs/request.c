@@ -17,7 +17,7 @@
  * refused by its type like any other misplaced value.
  *
  * IDENTIFICATION
- *	  src/controller/request.c
+ *	  src/funcs/request.c
  *
  *-------------------------------------------------------------------------
  */

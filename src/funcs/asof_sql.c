@@ -16,7 +16,7 @@
  * must be dataflow ids.
  *
  * IDENTIFICATION
- *	  src/controller/asof_sql.c
+ *	  src/funcs/asof_sql.c
  *
  *-------------------------------------------------------------------------
  */

@@ -9,7 +9,7 @@
  * releasing it.  Nothing here changes the controller; no C code calls these.
  *
  * IDENTIFICATION
- *	  src/controller/introspect.c
+ *	  src/funcs/introspect.c
  *
  *-------------------------------------------------------------------------
  */
