@@ -57,6 +57,7 @@
 #include "ids.h"
 #include "oracle.h"
 #include "read.h"
+#include "rec_collections.h"
 #include "rowimage.h"
 #include "support.h"
 
@@ -119,25 +120,15 @@ check_contents(ProblemSink *sink, StorageCheckRow *r, Relation rel,
 	/* A fed relation (source, materialized view) shows the contents before its upper. */
 	if (mzcoord_kind_is_fed(r->kind))
 	{
-		Oid			argtypes[1] = {TEXTOID};
-		Datum		values[1] = {CStringGetTextDatum(r->gid)};
-		SPIPlanPtr	plan;
-		bool		isnull = true;
+		bool		found;
+		bool		isnull;
+		int64		upper;
 
 		mzcoord_spi_connect();
-		plan = SPI_prepare("SELECT upper FROM mzcoord.collections"
-						   " WHERE global_id OPERATOR(pg_catalog.=) $1", 1, argtypes);
-		if (plan != NULL &&
-			SPI_execute_snapshot(plan, values, NULL, snapshot, InvalidSnapshot,
-								 true, false, 1) == SPI_OK_SELECT &&
-			SPI_processed == 1)
-		{
-			Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
-										  SPI_tuptable->tupdesc, 1, &isnull);
-
-			if (!isnull)
-				upto = DatumGetInt64(d) - 1;
-		}
+		if (mzcoord_rec_read_upper(r->gid, snapshot, &found, &upper,
+								   &isnull) == SPI_OK_SELECT &&
+			found && !isnull)
+			upto = upper - 1;
 		SPI_finish();
 	}
 
