@@ -56,6 +56,7 @@
 #include "lease.h"
 #include "oracle.h"
 #include "publish.h"
+#include "rec_epoch.h"
 #include "settings.h"
 #include "shmem.h"
 #include "tick.h"
@@ -279,15 +280,6 @@ static const char *const publish_sql =
 "          ON b.global_id OPERATOR(pg_catalog.=) v.global_id"
 "  WHERE v.has_bound AND NOT v.publish";
 
-/*
- * The tables' shared durable upper: the timeline as of this publication
- * (never lowered).  A bootstrap resumes the timeline at or above it.
- */
-static const char *const timeline_sql =
-"UPDATE mzcoord.coordinator_epoch e SET timeline = $1"
-" WHERE e.timeline IS NULL OR e.timeline OPERATOR(pg_catalog.<) $1"
-" RETURNING pg_catalog.pg_column_size(e.*)::pg_catalog.int8";
-
 static int
 cmp_row_gid(const void *a, const void *b)
 {
@@ -313,6 +305,23 @@ row_of_result(MzcPersistRow *rows, int n, uint64 r)
 }
 
 /*
+ * Count one catalog row written, of table (an MZC_CATALOG_* number, -1 for
+ * a bound held back to coalesce) and bytes (0: unknown).
+ */
+static void
+count_row(int table, int64 bytes)
+{
+	if (table < 0 || table >= MZC_CATALOG_TABLES)
+	{
+		pg_atomic_fetch_add_u64(&mzcoord_ctl->bounds_coalesced, 1);
+		return;
+	}
+	pg_atomic_fetch_add_u64(&mzcoord_ctl->catalog_rows[table], 1);
+	if (bytes > 0)
+		pg_atomic_fetch_add_u64(&mzcoord_ctl->catalog_bytes[table], bytes);
+}
+
+/*
  * Add the SPI result's rows to the catalog traffic counters: each row's
  * table is its column table_col (an MZC_CATALOG_* number, -1 for a bound
  * held back to coalesce), or coordinator_epoch when the result has fewer
@@ -333,14 +342,7 @@ count_traffic(int table_col)
 		if (table_col < desc->natts)
 			table = DatumGetInt32(SPI_getbinval(tup, desc, table_col, &isnull));
 		bytes = DatumGetInt64(SPI_getbinval(tup, desc, desc->natts, &isnull));
-		if (table < 0 || table >= MZC_CATALOG_TABLES)
-		{
-			pg_atomic_fetch_add_u64(&mzcoord_ctl->bounds_coalesced, 1);
-			continue;
-		}
-		pg_atomic_fetch_add_u64(&mzcoord_ctl->catalog_rows[table], 1);
-		if (!isnull && bytes > 0)
-			pg_atomic_fetch_add_u64(&mzcoord_ctl->catalog_bytes[table], bytes);
+		count_row(table, isnull ? 0 : bytes);
 	}
 }
 
@@ -460,14 +462,14 @@ lock_rows(MzcPersistRow *rows, int n)
 
 /*
  * If a table's row was written, move the tables' shared upper to the
- * timeline they were published at (timeline_sql).
+ * timeline they were published at (rec_epoch.c).
  */
 static void
 write_timeline(MzcPersistRow *rows, int n)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
 	mzc_ts		upper = 0;
+	bool		written;
+	int64		bytes;
 
 	for (int i = 0; i < n; i++)
 		if (rows[i].written && rows[i].kind == MZC_KIND_TABLE &&
@@ -475,11 +477,10 @@ write_timeline(MzcPersistRow *rows, int n)
 			upper = rows[i].upper.ts;
 	if (upper == 0)
 		return;
-	values[0] = Int64GetDatum(upper);
-	if (SPI_execute_with_args(timeline_sql, 1, argtypes, values, NULL, false,
-							  0) != SPI_OK_UPDATE_RETURNING)
+	if (!mzcoord_rec_write_timeline(upper, &written, &bytes))
 		elog(ERROR, "mzcoord: could not write the table timeline");
-	count_traffic(3);
+	if (written)
+		count_row(MZC_CATALOG_EPOCH, bytes);
 }
 
 /*

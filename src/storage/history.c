@@ -62,6 +62,7 @@
 
 #include "history.h"
 #include "ids.h"
+#include "rec_storage.h"
 #include "settings.h"
 #include "support.h"
 
@@ -177,31 +178,18 @@ mzcoord_desc_attnum(TupleDesc desc, const char *name)
 bool
 mzcoord_storage_row(Oid relid, int64 *gid, MzcKind *kind, Oid *histid)
 {
-	Oid			argtypes[1] = {REGCLASSOID};
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	SPIPlanPtr	plan;
-	bool		found = false;
+	MzcRecStorage row;
+	bool		found;
 
 	mzcoord_spi_connect();
-	plan = SPI_prepare("SELECT s.global_id, s.kind, s.history::oid"
-					   "  FROM mzcoord.storage s"
-					   " WHERE s.relation OPERATOR(pg_catalog.=) $1",
-					   1, argtypes);
-	if (plan == NULL ||
-		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
+	if (!mzcoord_rec_storage_of_relation(relid, &row, &found))
 		elog(ERROR, "could not look up the history of relation %u", relid);
-	if (SPI_processed > 0)
+	if (found)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-
-		if (!mzcoord_parse_gid(SPI_getvalue(tup, desc, 1), gid) ||
-			!mzcoord_kind_parse(SPI_getvalue(tup, desc, 2), kind))
+		if (!mzcoord_parse_gid(row.global_id, gid) ||
+			!mzcoord_kind_parse(row.kind, kind))
 			elog(ERROR, "invalid row in mzcoord.storage for relation %u", relid);
-		*histid = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
-		found = true;
+		*histid = row.histid;
 	}
 	SPI_finish();
 	return found;
