@@ -21,3 +21,13 @@ mzcoord_rec_bound(int64 gid, int64 *bound, bool *isnull)
 								" WHERE global_id OPERATOR(pg_catalog.=) $1",
 								"compaction bound", gid, bound, isnull);
 }
+
+/* The compaction bound, in the read's snapshot (NULL: empty). */
+int
+mzcoord_rec_replayed_bound(const char *gidtext, Snapshot snapshot,
+						   bool *found, int64 *value, bool *isnull)
+{
+	return mzcoord_rec_int8("SELECT b.bound FROM mzcoord.compaction_bounds b"
+							" WHERE b.global_id = $1",
+							gidtext, snapshot, found, value, isnull);
+}

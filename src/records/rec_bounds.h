@@ -22,6 +22,8 @@
 
 #include "postgres.h"
 
+#include "utils/snapshot.h"
+
 /*
  * The committed compaction bound of gid, with a fresh snapshot: how far the
  * catalog permits compaction (a bound written by a publication that did
@@ -30,5 +32,14 @@
  * (everything permitted).
  */
 extern bool mzcoord_rec_bound(int64 gid, int64 *bound, bool *isnull);
+
+/*
+ * The compaction bound of collection gidtext in snapshot, on a hot standby
+ * (NULL: the empty frontier).  Returns the SPI result; see
+ * mzcoord_rec_int8.
+ */
+extern int	mzcoord_rec_replayed_bound(const char *gidtext, Snapshot snapshot,
+									   bool *found, int64 *value,
+									   bool *isnull);
 
 #endif							/* MZCOORD_REC_BOUNDS_H */

@@ -17,6 +17,7 @@
 #include "utils/snapmgr.h"
 
 #include "rec_collections.h"
+#include "rec_spi.h"
 
 int
 mzcoord_rec_read_upper(const char *gidtext, Snapshot snapshot, bool *found,
@@ -73,4 +74,13 @@ mzcoord_rec_advance_upper(const char *gidtext, int64 upper)
 	return SPI_execute_snapshot(plan, values, nulls, GetLatestSnapshot(),
 								InvalidSnapshot, false, true, 0) == SPI_OK_UPDATE &&
 		SPI_processed == 1;
+}
+
+/* The durable upper of a collection other than a table (NULL: empty). */
+int
+mzcoord_rec_replayed_upper(const char *gidtext, Snapshot snapshot,
+						   bool *found, int64 *value, bool *isnull)
+{
+	return mzcoord_rec_int8("SELECT c.upper FROM mzcoord.collections c WHERE c.global_id = $1",
+							gidtext, NULL, found, value, isnull);
 }

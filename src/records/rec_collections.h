@@ -45,4 +45,13 @@ extern int	mzcoord_rec_read_upper(const char *gidtext, Snapshot snapshot,
  */
 extern bool mzcoord_rec_advance_upper(const char *gidtext, int64 upper);
 
+/*
+ * The durable upper of collection gidtext (not a table) as recovery
+ * replayed it, on a hot standby (snapshot unused: the statement's own).
+ * Returns the SPI result; see mzcoord_rec_int8.
+ */
+extern int	mzcoord_rec_replayed_upper(const char *gidtext, Snapshot snapshot,
+									   bool *found, int64 *value,
+									   bool *isnull);
+
 #endif							/* MZCOORD_REC_COLLECTIONS_H */

@@ -15,6 +15,7 @@
 #include "executor/spi.h"
 
 #include "rec_epoch.h"
+#include "rec_spi.h"
 
 /* Column 1 of the first row of the last SPI result, as an int8. */
 static int64
@@ -101,4 +102,13 @@ mzcoord_rec_write_timeline(int64 upper, bool *written, int64 *bytes)
 			*bytes = 0;
 	}
 	return true;
+}
+
+/* The tables' shared durable upper, published by the coordinator. */
+int
+mzcoord_rec_replayed_timeline(const char *gidtext, Snapshot snapshot,
+							  bool *found, int64 *value, bool *isnull)
+{
+	return mzcoord_rec_int8("SELECT e.timeline FROM mzcoord.coordinator_epoch e",
+							NULL, NULL, found, value, isnull);
 }

@@ -22,6 +22,8 @@
 
 #include "postgres.h"
 
+#include "utils/snapshot.h"
+
 /*
  * Read the epoch (no lock).  Returns false if the statement failed; *found
  * whether the row is there, then *epoch.
@@ -48,5 +50,14 @@ extern bool mzcoord_rec_epoch_lock(int64 *epoch);
  */
 extern bool mzcoord_rec_write_timeline(int64 upper, bool *written,
 									   int64 *bytes);
+
+/*
+ * The tables' shared durable upper as recovery replayed it, on a hot
+ * standby (gidtext and snapshot unused).  Returns the SPI result; see
+ * mzcoord_rec_int8.
+ */
+extern int	mzcoord_rec_replayed_timeline(const char *gidtext,
+										  Snapshot snapshot, bool *found,
+										  int64 *value, bool *isnull);
 
 #endif							/* MZCOORD_REC_EPOCH_H */

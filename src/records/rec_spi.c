@@ -42,3 +42,41 @@ mzcoord_rec_gid_int8(const char *query, const char *what, int64 gid,
 	*value = *isnull ? 0 : DatumGetInt64(d);
 	return true;
 }
+
+int
+mzcoord_rec_int8(const char *sql, const char *gidtext, Snapshot snapshot,
+				 bool *found, int64 *value, bool *isnull)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	int			rc;
+
+	values[0] = gidtext ? CStringGetTextDatum(gidtext) : (Datum) 0;
+	if (snapshot != NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, gidtext ? 1 : 0, argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+		rc = SPI_execute_snapshot(plan, values, NULL, snapshot,
+								  InvalidSnapshot, true, false, 1);
+	}
+	else
+		rc = SPI_execute_with_args(sql, gidtext ? 1 : 0, argtypes, values, NULL,
+								   true, 1);
+	*found = false;
+	*isnull = true;
+	*value = 0;
+	if (rc != SPI_OK_SELECT)
+		return rc;
+	*found = SPI_processed > 0;
+	if (*found)
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
+									  SPI_tuptable->tupdesc, 1, isnull);
+
+		if (!*isnull)
+			*value = DatumGetInt64(d);
+	}
+	return rc;
+}

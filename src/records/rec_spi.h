@@ -13,6 +13,8 @@
 
 #include "postgres.h"
 
+#include "utils/snapshot.h"
+
 /*
  * The int8 column of the row of gid that query ($1: the global id) selects,
  * read with a fresh snapshot (SPI connected).  Returns false when there is
@@ -21,5 +23,15 @@
  */
 extern bool mzcoord_rec_gid_int8(const char *query, const char *what,
 								 int64 gid, int64 *value, bool *isnull);
+
+/*
+ * Run sql (one text parameter, the global id gidtext, or none if gidtext is
+ * NULL) and read the first column of its one row: *found false if there is
+ * no row, *isnull if it is NULL.  In snapshot if given, else in the
+ * statement's own.  Returns the SPI result of the statement.
+ */
+extern int	mzcoord_rec_int8(const char *sql, const char *gidtext,
+							 Snapshot snapshot, bool *found, int64 *value,
+							 bool *isnull);
 
 #endif							/* MZCOORD_REC_SPI_H */

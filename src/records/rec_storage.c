@@ -13,8 +13,10 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "ids.h"
 #include "rec_spi.h"
@@ -126,4 +128,78 @@ mzcoord_rec_storage_compacted_to(int64 gid, int64 since, int64 rows_out)
 	return plan != NULL &&
 		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
 							 InvalidSnapshot, false, true, 0) == SPI_OK_UPDATE;
+}
+
+bool
+mzcoord_rec_storage_compactions(const int64 *gids, int n, MzcRecStorage **rows,
+								int *nrows)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+	Oid			argtypes[1] = {TEXTARRAYOID};
+	Datum		values[1];
+
+	for (int i = 0; i < n; i++)
+		elems[i] = CStringGetTextDatum(mzcoord_gid_text(gids[i]));
+	values[0] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
+												TYPALIGN_INT));
+	*nrows = 0;
+	if (SPI_execute_with_args("SELECT s.global_id, s.relation::oid, s.history::oid,"
+							  "       s.compacted, s.compacted_rows, s.compacted_at"
+							  "  FROM mzcoord.storage s"
+							  " WHERE s.global_id OPERATOR(pg_catalog.=) ANY ($1)",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		return false;
+	*rows = palloc0(sizeof(MzcRecStorage) * Max(SPI_processed, 1));
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MzcRecStorage *row = &(*rows)[(*nrows)++];
+		bool		isnull;
+
+		row->global_id = SPI_getvalue(tup, desc, 1);
+		row->relid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
+		row->histid = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
+		row->compacted = DatumGetInt64(SPI_getbinval(tup, desc, 4, &isnull));
+		row->compacted_rows = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
+		row->compacted_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 6, &isnull));
+	}
+	return true;
+}
+
+bool
+mzcoord_rec_storage_behind_bounds(char ***gids, int *n)
+{
+	*n = 0;
+	if (SPI_execute("SELECT s.global_id FROM mzcoord.storage s"
+					"  JOIN mzcoord.compaction_bounds b"
+					"    ON b.global_id OPERATOR(pg_catalog.=) s.global_id"
+					" WHERE b.bound OPERATOR(pg_catalog.>) s.compacted",
+					true, 0) != SPI_OK_SELECT)
+		return false;
+	*gids = palloc(sizeof(char *) * Max(SPI_processed, 1));
+	for (uint64 r = 0; r < SPI_processed; r++)
+		(*gids)[(*n)++] = SPI_getvalue(SPI_tuptable->vals[r],
+									   SPI_tuptable->tupdesc, 1);
+	return true;
+}
+
+bool
+mzcoord_rec_storage_replayed(Oid relid, MzcRecStorage *row, bool *found)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+
+	*found = false;
+	if (SPI_execute_with_args("SELECT s.global_id, s.kind FROM mzcoord.storage s"
+							  " WHERE s.relation OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		return false;
+	if (SPI_processed > 0)
+	{
+		row->global_id = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		row->kind = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		*found = true;
+	}
+	return true;
 }

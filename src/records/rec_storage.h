@@ -25,6 +25,8 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
+
 /* A row of mzcoord.storage, as far as a statement reads it. */
 typedef struct MzcRecStorage
 {
@@ -32,6 +34,9 @@ typedef struct MzcRecStorage
 	char	   *kind;
 	Oid			relid;
 	Oid			histid;
+	int64		compacted;
+	int64		compacted_rows;
+	TimestampTz compacted_at;
 } MzcRecStorage;
 
 /*
@@ -72,5 +77,28 @@ extern bool mzcoord_rec_storage_compacted(int64 gid, int64 *compacted,
  */
 extern bool mzcoord_rec_storage_compacted_to(int64 gid, int64 since,
 											 int64 rows_out);
+
+/*
+ * The rows of the n collections gids (those that have one), with their
+ * compaction columns, in *rows (*nrows of them; no kind).  Returns false if
+ * the statement failed.
+ */
+extern bool mzcoord_rec_storage_compactions(const int64 *gids, int n,
+											MzcRecStorage **rows, int *nrows);
+
+/*
+ * The global ids of the histories compacted below their collection's
+ * compaction bound, in *gids (*n of them).  Returns false if the statement
+ * failed.
+ */
+extern bool mzcoord_rec_storage_behind_bounds(char ***gids, int *n);
+
+/*
+ * The row of relation relid as recovery replayed it, on a hot standby (the
+ * statement's snapshot; only global_id and kind).  Returns false if the
+ * statement failed; *found whether there is a row.
+ */
+extern bool mzcoord_rec_storage_replayed(Oid relid, MzcRecStorage *row,
+										 bool *found);
 
 #endif							/* MZCOORD_REC_STORAGE_H */
