@@ -84,3 +84,47 @@ mzcoord_rec_replayed_upper(const char *gidtext, Snapshot snapshot,
 	return mzcoord_rec_int8("SELECT c.upper FROM mzcoord.collections c WHERE c.global_id = $1",
 							gidtext, NULL, found, value, isnull);
 }
+
+/*
+ * For the few rows of a publication that lock_bounds_sql (rec_bounds.c)
+ * did not lock, their mzcoord.collections row: see mzcoord_rec_publish.
+ */
+static const char *const lock_free_sql =
+"SELECT c.global_id, NULL::pg_catalog.tid FROM pg_catalog.unnest($1) AS g(global_id)"
+"  JOIN mzcoord.collections c"
+"    ON c.global_id OPERATOR(pg_catalog.=) g.global_id"
+" WHERE NOT EXISTS (SELECT 1 FROM mzcoord.compaction_bounds x"
+"                    WHERE x.global_id OPERATOR(pg_catalog.=) c.global_id)"
+"   FOR NO KEY UPDATE OF c SKIP LOCKED";
+
+int
+mzcoord_rec_lock_unbounded(const int64 *gids, int n, MzcRecLocked **rows,
+						   int *nrows)
+{
+	return mzcoord_rec_lock(lock_free_sql, gids, n, rows, nrows);
+}
+
+int
+mzcoord_rec_current_upper(const char *gidtext, bool *found, int64 *upper,
+						  bool *isnull)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(gidtext)};
+	int			ret;
+
+	*found = false;
+	*upper = 0;
+	*isnull = true;
+	ret = SPI_execute_with_args("SELECT c.upper FROM mzcoord.collections c WHERE c.global_id OPERATOR(pg_catalog.=) $1",
+								1, argtypes, values, NULL, false, 1);
+	if (ret == SPI_OK_SELECT && SPI_processed == 1)
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
+									  SPI_tuptable->tupdesc, 1, isnull);
+
+		*found = true;
+		if (!*isnull)
+			*upper = DatumGetInt64(d);
+	}
+	return ret;
+}

@@ -31,6 +31,8 @@
 
 #include "utils/snapshot.h"
 
+#include "rec_spi.h"
+
 /*
  * Read the upper of collection gidtext in snapshot.  Returns the SPI result
  * of the SELECT, or 0 if it could not be prepared; *found whether the row
@@ -53,5 +55,23 @@ extern bool mzcoord_rec_advance_upper(const char *gidtext, int64 upper);
 extern int	mzcoord_rec_replayed_upper(const char *gidtext, Snapshot snapshot,
 									   bool *found, int64 *value,
 									   bool *isnull);
+
+/*
+ * The tick's lock of the collections rows of gids[0..n) that have no
+ * compaction bound, skipping rows locked by others (see
+ * mzcoord_rec_publish).  Returns the SPI result; *rows (no tid) and *nrows
+ * the rows locked.
+ */
+extern int	mzcoord_rec_lock_unbounded(const int64 *gids, int n,
+									   MzcRecLocked **rows, int *nrows);
+
+/*
+ * The upper of collection gidtext as this transaction sees it now, its own
+ * writes included (not read-only: a fresh snapshot).  Returns the SPI
+ * result; *found whether the row is there, then *upper and *isnull (NULL:
+ * the empty frontier).
+ */
+extern int	mzcoord_rec_current_upper(const char *gidtext, bool *found,
+									  int64 *upper, bool *isnull);
 
 #endif							/* MZCOORD_REC_COLLECTIONS_H */

@@ -12,6 +12,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
 
@@ -77,6 +78,48 @@ mzcoord_rec_int8(const char *sql, const char *gidtext, Snapshot snapshot,
 
 		if (!*isnull)
 			*value = DatumGetInt64(d);
+	}
+	return rc;
+}
+
+Datum
+mzcoord_rec_gid_array(const int64 *gids, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		elems[i] = CStringGetTextDatum(mzcoord_gid_text(gids[i]));
+	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
+										   TYPALIGN_INT));
+}
+
+int
+mzcoord_rec_lock(const char *sql, const int64 *gids, int n,
+				 MzcRecLocked **rows, int *nrows)
+{
+	Oid			argtypes[1] = {TEXTARRAYOID};
+	Datum		values[1] = {mzcoord_rec_gid_array(gids, n)};
+	int			rc;
+
+	*nrows = 0;
+	rc = SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 0);
+	if (rc != SPI_OK_SELECT)
+		return rc;
+	*rows = palloc0(sizeof(MzcRecLocked) * Max(SPI_processed, 1));
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		MzcRecLocked *row = &(*rows)[(*nrows)++];
+		bool		isnull;
+		Datum		tid = SPI_getbinval(SPI_tuptable->vals[r],
+										SPI_tuptable->tupdesc, 2, &isnull);
+
+		row->global_id = SPI_getvalue(SPI_tuptable->vals[r],
+									  SPI_tuptable->tupdesc, 1);
+		row->has_tid = !isnull;
+		if (isnull)
+			ItemPointerSetInvalid(&row->tid);
+		else
+			ItemPointerCopy((ItemPointer) DatumGetPointer(tid), &row->tid);
 	}
 	return rc;
 }

@@ -13,6 +13,7 @@
 
 #include "postgres.h"
 
+#include "storage/itemptr.h"
 #include "utils/snapshot.h"
 
 /*
@@ -33,5 +34,24 @@ extern bool mzcoord_rec_gid_int8(const char *query, const char *what,
 extern int	mzcoord_rec_int8(const char *sql, const char *gidtext,
 							 Snapshot snapshot, bool *found, int64 *value,
 							 bool *isnull);
+
+/* A catalog row a lock statement locked: its global id and where it is. */
+typedef struct MzcRecLocked
+{
+	char	   *global_id;
+	bool		has_tid;
+	ItemPointerData tid;
+} MzcRecLocked;
+
+/*
+ * Run the lock statement sql over the n global ids gids ($1, a text[]) and
+ * return the rows it locked (global id, and tid or NULL) in *rows (*nrows
+ * of them).  Returns the SPI result of the statement.
+ */
+extern int	mzcoord_rec_lock(const char *sql, const int64 *gids, int n,
+							 MzcRecLocked **rows, int *nrows);
+
+/* The n global ids gids as a text[] Datum. */
+extern Datum mzcoord_rec_gid_array(const int64 *gids, int n);
 
 #endif							/* MZCOORD_REC_SPI_H */
