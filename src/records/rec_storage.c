@@ -19,6 +19,7 @@
 #include "utils/timestamp.h"
 
 #include "ids.h"
+#include "support.h"
 #include "rec_spi.h"
 #include "rec_storage.h"
 
@@ -202,4 +203,82 @@ mzcoord_rec_storage_replayed(Oid relid, MzcRecStorage *row, bool *found)
 		*found = true;
 	}
 	return true;
+}
+
+MzcRecStorage *
+mzcoord_rec_storage_all(MemoryContext cxt, int *nrows)
+{
+	MzcRecStorage *rows = NULL;
+
+	*nrows = 0;
+	mzcoord_spi_exec("SELECT global_id, relation::pg_catalog.oid, kind,"
+			 "       history::pg_catalog.oid, compacted"
+			 "  FROM mzcoord.storage ORDER BY pg_catalog.length(global_id), global_id",
+			 SPI_OK_SELECT);
+	if (SPI_processed > 0)
+		rows = MemoryContextAllocZero(cxt, sizeof(MzcRecStorage) * SPI_processed);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MzcRecStorage *r = &rows[(*nrows)++];
+		bool		isnull;
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		r->global_id = SPI_getvalue(tup, desc, 1);
+		r->kind = SPI_getvalue(tup, desc, 3);
+		MemoryContextSwitchTo(old);
+		r->relid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
+		r->histid = DatumGetObjectId(SPI_getbinval(tup, desc, 4, &isnull));
+		r->compacted = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
+	}
+	return rows;
+}
+
+/* The first column of every row of the last SPI result, as text. */
+static void
+first_column(char ***values, int *n)
+{
+	*n = 0;
+	*values = palloc(sizeof(char *) * Max(SPI_processed, 1));
+	for (uint64 i = 0; i < SPI_processed; i++)
+		(*values)[(*n)++] = SPI_getvalue(SPI_tuptable->vals[i],
+										 SPI_tuptable->tupdesc, 1);
+}
+
+void
+mzcoord_rec_storage_orphans(char ***gids, int *n)
+{
+	mzcoord_spi_exec("SELECT s.global_id FROM mzcoord.storage s"
+					 " WHERE NOT EXISTS (SELECT 1 FROM mzcoord.collections c"
+					 "                    WHERE c.global_id OPERATOR(pg_catalog.=) s.global_id)"
+					 " ORDER BY 1", SPI_OK_SELECT);
+	first_column(gids, n);
+}
+
+void
+mzcoord_rec_storage_ddl_targets(Oid **relids, int *n)
+{
+	mzcoord_spi_exec("WITH cmd AS ("
+			 "  SELECT DISTINCT c.objid FROM pg_catalog.pg_event_trigger_ddl_commands() c"
+			 "   WHERE c.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass)"
+			 " SELECT s.relation::pg_catalog.oid FROM mzcoord.storage s"
+			 "  WHERE s.relation::pg_catalog.oid IN ("
+			 "        SELECT objid FROM cmd"
+			 "        UNION SELECT i.inhparent FROM pg_catalog.pg_inherits i"
+			 "               JOIN cmd ON i.inhrelid OPERATOR(pg_catalog.=) cmd.objid"
+			 "        UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i"
+			 "               JOIN cmd ON i.inhparent OPERATOR(pg_catalog.=) cmd.objid)"
+			 "  ORDER BY 1",
+			 SPI_OK_SELECT);
+	*n = 0;
+	*relids = palloc(sizeof(Oid) * Max(SPI_processed, 1));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		(*relids)[(*n)++] = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+														   SPI_tuptable->tupdesc,
+														   1, &isnull));
+	}
 }

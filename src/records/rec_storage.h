@@ -101,4 +101,23 @@ extern bool mzcoord_rec_storage_behind_bounds(char ***gids, int *n);
 extern bool mzcoord_rec_storage_replayed(Oid relid, MzcRecStorage *row,
 										 bool *found);
 
+/*
+ * Every row, in global id order, allocated in cxt (with compacted; no
+ * compacted_rows or compacted_at); *nrows gets their number.
+ */
+extern MzcRecStorage *mzcoord_rec_storage_all(MemoryContext cxt, int *nrows);
+
+/*
+ * The global ids of the histories whose collection is gone, in order, in
+ * *gids (*n of them).
+ */
+extern void mzcoord_rec_storage_orphans(char ***gids, int *n);
+
+/*
+ * The relations with a history that the DDL command being run (in an event
+ * trigger) touched, itself or through inheritance, in oid order, in
+ * *relids (*n of them).
+ */
+extern void mzcoord_rec_storage_ddl_targets(Oid **relids, int *n);
+
 #endif							/* MZCOORD_REC_STORAGE_H */

@@ -503,17 +503,6 @@ mzcoord_check_no_inheritance(Oid relid)
 				 errhint("Statements on a parent or child change rows that the history of the other would not record.")));
 }
 
-/* Run one internal statement; anything but the expected result is a bug. */
-void
-mzcoord_spi_exec(const char *sql, int expected)
-{
-	int			ret = SPI_execute(sql, false, 0);
-
-	if (ret != expected)
-		elog(ERROR, "mzcoord: could not run \"%s\": %s", sql,
-			 SPI_result_code_string(ret));
-}
-
 /*
  * An index scan of a history's ts index over from <= ts < upto (no upper
  * limit when upto < 0), in time order.
