@@ -20,9 +20,9 @@
 #  7. no .c file outside src/records/ names a catalog table (mzcoord.X, for
 #     each CREATE TABLE mzcoord.X of src/sql/*.sql) in a C string literal:
 #     the records plane runs every statement on the catalog.  Comments do
-#     not count, nor the text of a message (a literal in an elog or an
-#     ereport's errmsg, errdetail, errhint), which may tell a user what to
-#     repair.
+#     not count, nor text for a user (a literal in an elog, an ereport's
+#     errmsg, errdetail, errhint, or a setting's description), which may
+#     name a table.
 #
 # Usage: scripts/check_shape.pl [source root, default: the repository's src]
 # Exits 1 and names each violation; prints a summary otherwise.
@@ -164,9 +164,10 @@ sub comments_of
 	return join("\n", $text =~ /\Q$mark\E([^\n]*)/g);
 }
 
-# The string literals of C code that are not the text of a message: a
-# literal whose statement (the code since the last ;, { or }) has called
-# elog or an ereport's errmsg, errdetail or errhint before it is one.
+# The string literals of C code that are not text for a user: a literal
+# whose statement (the code since the last ;, { or }) has called elog, an
+# ereport's errmsg, errdetail or errhint, or DefineCustom*Variable before
+# it is one.
 sub sql_literals
 {
 	my ($text) = @_;
@@ -177,7 +178,7 @@ sub sql_literals
 		my ($lit, $at) = ($1, $-[0]);
 		my $before = substr($text, 0, $at);
 		$before =~ s/^.*[;{}]//s;
-		push @lits, $lit unless $before =~ /\b(?:elog|errmsg|errdetail|errhint)\s*\(/;
+		push @lits, $lit unless $before =~ /\b(?:elog|errmsg|errdetail|errhint|DefineCustom\w*Variable)\s*\(/;
 	}
 	return @lits;
 }
