@@ -5,9 +5,9 @@
 #  2. a header X.h declares only functions that X.c defines, and X.c
 #     includes X.h (one owner per header);
 #  3. a file includes headers of its own plane or of lower planes only, in
-#     the order core < base < timeline < controller < funcs < storage,
-#     catalog < compute < worker < init (storage and catalog never include
-#     each other);
+#     the order core < base < records < timeline < controller < funcs <
+#     storage, catalog < compute < worker < init (storage and catalog never
+#     include each other);
 #  4. the pure core includes no PostgreSQL header and no plane header;
 #  5. the module include graph has no cycle;
 #  6. every source path cited in the documents (README.md, doc/*.md but the
@@ -30,7 +30,13 @@
 #     index_getnext_tid, try_index_open): storage owns every read of a
 #     history, through mzcoord_history_open_read and its time scans
 #     (history.h).  Catalog scans through systable_beginscan are not index
-#     reads of a history and stay allowed.
+#     reads of a history and stay allowed;
+#  9. no .c file outside src/records/ names a catalog table (mzcoord.X, for
+#     each CREATE TABLE mzcoord.X of src/sql/*.sql) in a C string literal:
+#     the records plane runs every statement on the catalog.  Comments do
+#     not count, nor text for a user (a literal in an elog, an ereport's
+#     errmsg, errdetail, errhint, or a setting's description), which may
+#     name a table.
 #
 # Usage: scripts/check_shape.pl [source root, default: the repository's src]
 # Exits 1 and names each violation; prints a summary otherwise.
@@ -40,8 +46,8 @@ use File::Basename;
 use FindBin;
 
 my $src = shift // "$FindBin::Bin/../src";
-my %rank = (core => 0, base => 1, timeline => 2, controller => 3, funcs => 4,
-			storage => 5, catalog => 5, compute => 6, worker => 7, init => 8);
+my %rank = (core => 0, base => 1, records => 2, timeline => 3, controller => 4,
+			funcs => 5, storage => 6, catalog => 6, compute => 7, worker => 8, init => 9);
 my (%plane_of, %files_of, %edges, @bad);
 
 sub slurp { local (@ARGV, $/) = @_; return <> }
@@ -172,6 +178,25 @@ sub comments_of
 	return join("\n", $text =~ /\Q$mark\E([^\n]*)/g);
 }
 
+# The string literals of C code that are not text for a user: a literal
+# whose statement (the code since the last ;, { or }) has called elog, an
+# ereport's errmsg, errdetail or errhint, or DefineCustom*Variable before
+# it is one.
+sub sql_literals
+{
+	my ($text) = @_;
+	my @lits;
+	$text =~ s{/\*.*?\*/|//[^\n]*}{ }sg;
+	while ($text =~ /"((?:[^"\\\n]|\\.)*)"/g)
+	{
+		my ($lit, $at) = ($1, $-[0]);
+		my $before = substr($text, 0, $at);
+		$before =~ s/^.*[;{}]//s;
+		push @lits, $lit unless $before =~ /\b(?:elog|errmsg|errdetail|errhint|DefineCustom\w*Variable)\s*\(/;
+	}
+	return @lits;
+}
+
 my @cite_files = grep { -f } ("$top/README.md", grep { !/design-log\.md$/ } glob("$top/doc/*.md"));
 {
 	my @dirs = ("$top/src", "$top/test", "$top/sql", "$top/bench", "$top/scripts");
@@ -254,6 +279,27 @@ for my $plane (sort grep { $_ ne 'storage' } keys %rank)
 		{
 			push @bad, "$f calls $1(): only storage reads histories through their indexes (history.h)"
 			  unless $seen{$1}++;
+		}
+	}
+}
+
+# 9. Catalog tables named in the SQL of C code outside the records plane.
+{
+	my @tables;
+	for my $f (sort glob("$src/sql/*.sql"))
+	{
+		push @tables, slurp($f) =~ /^CREATE TABLE mzcoord\.(\w+)/mg;
+	}
+	my $names = join('|', sort @tables);
+	for my $plane (sort grep { $_ ne 'records' } keys %rank)
+	{
+		for my $f (sort glob("$src/$plane/*.c"))
+		{
+			for my $sql (sql_literals(slurp($f)))
+			{
+				push @bad, "$f names mzcoord.$1 in SQL: only src/records/ runs statements on catalog tables"
+				  while $sql =~ /\bmzcoord\.($names)\b(?!\s*\()/g;
+			}
 		}
 	}
 }

@@ -27,6 +27,16 @@ mzcoord_spi_connect(void)
 }
 
 void
+mzcoord_spi_exec(const char *sql, int expected)
+{
+	int			ret = SPI_execute(sql, false, 0);
+
+	if (ret != expected)
+		elog(ERROR, "mzcoord: could not run \"%s\": %s", sql,
+			 SPI_result_code_string(ret));
+}
+
+void
 mzcoord_register_xact_callbacks(bool *registered, XactCallback xact,
 								SubXactCallback subxact)
 {

@@ -23,6 +23,9 @@
 /* SPI_connect, raising "SPI_connect failed" if it does not connect. */
 extern void mzcoord_spi_connect(void);
 
+/* Run one internal statement; anything but the expected result is a bug. */
+extern void mzcoord_spi_exec(const char *sql, int expected);
+
 /*
  * Register a transaction callback and, unless NULL, a subtransaction
  * callback, once per process: *registered remembers that it was done.

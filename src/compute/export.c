@@ -32,7 +32,8 @@
  *	   then the first time not exported;
  *	4. records the new upper in mzcoord.collections (whose trigger moves the
  *	   sink's requirement on its input to upper - 1) and stages it for the
- *	   controller, which publishes it at commit.
+ *	   controller, which publishes it at commit (source.c,
+ *	   mzcoord_record_upper, the one writer of a fed collection's upper).
  *
  * The rows and the upper commit together or not at all: after a crash the
  * next export starts at the durable upper, so no update is exported twice
@@ -73,7 +74,7 @@
 #include "ids.h"
 #include "read.h"
 #include "rowimage.h"
-#include "stage.h"
+#include "source.h"
 #include "support.h"
 #include "viewerrors.h"
 
@@ -327,33 +328,6 @@ export_snapshot(ExportState *st, const MzcHistory *h, TupleDesc idesc,
 	mzcoord_rowset_destroy(set);
 }
 
-/* Record the sink's new upper (-1: the empty frontier) and stage it. */
-static void
-record_upper(int64 gid, Oid ext_owner, Relation sink, int64 upper)
-{
-	Oid			save_user;
-	int			save_sec;
-	int			save_nest;
-	Oid			argtypes[2] = {TEXTOID, INT8OID};
-	Datum		values[2];
-	char		nulls[2] = {' ', upper < 0 ? 'n' : ' '};
-
-	values[0] = CStringGetTextDatum(mzcoord_gid_text(gid));
-	values[1] = Int64GetDatum(upper);
-	save_nest = mzcoord_become_owner(ext_owner, &save_user, &save_sec);
-	mzcoord_spi_connect();
-	if (SPI_execute_with_args("UPDATE mzcoord.collections SET upper = $2"
-							  " WHERE global_id OPERATOR(pg_catalog.=) $1",
-							  2, argtypes, values, nulls, false, 0) != SPI_OK_UPDATE ||
-		SPI_processed != 1)
-		elog(ERROR, "could not record the upper of sink \"%s\"",
-			 RelationGetRelationName(sink));
-	SPI_finish();
-	mzcoord_restore_user(save_user, save_sec, save_nest);
-	mzcoord_stage_upper(gid, upper < 0 ? mzc_frontier_empty() :
-						mzc_frontier_at(upper));
-}
-
 /*
  * A sink over a materialized view exports only times at which the view has
  * contents: while the view is in error (an open range of
@@ -508,7 +482,9 @@ mzcoord_export_sink(int64 gid, MzcExportResult *res)
 	/* Rows written, upper not: the crash test's window (017, 020). */
 	mzcoord_failpoint_check("export_before_upper");
 	CommandCounterIncrement();
-	record_upper(gid, h->owner, sink, res->new_upper);
+	mzcoord_record_upper(gid, h->owner,
+						 psprintf("sink \"%s\"", RelationGetRelationName(sink)),
+						 res->new_upper);
 	mzcoord_failpoint_check("export_before_commit");
 
 	table_close(input, NoLock);

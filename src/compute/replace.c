@@ -56,6 +56,7 @@
 #include "history.h"
 #include "ids.h"
 #include "oracle.h"
+#include "rec_collections.h"
 #include "refresh.h"
 #include "support.h"
 
@@ -110,6 +111,23 @@ static char *
 item_value(const char *sql, Oid relid)
 {
 	return catalog_value(sql, OIDOID, ObjectIdGetDatum(relid));
+}
+
+/*
+ * The durable upper of gid in a fresh snapshot (its collections row, as
+ * catalog_value reads): *found whether it has a row, *empty if the upper is
+ * NULL or there is no row.
+ */
+static int64
+durable_upper(const char *gid, bool *found, bool *empty)
+{
+	int64		upper;
+
+	mzcoord_spi_connect();
+	if (mzcoord_rec_current_upper(gid, found, &upper, empty) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the mzcoord catalog");
+	SPI_finish();
+	return upper;
 }
 
 static void
@@ -222,6 +240,8 @@ mzcoord_create_replacement(PG_FUNCTION_ARGS)
 	char	   *kind;
 	char	   *item_id;
 	char	   *relname;
+	bool		found;
+	bool		sealed;
 	Oid			argtypes[4] = {TEXTOID, TEXTOID, INTERVALOID, TEXTARRAYOID};
 	Datum		values[4];
 	char		nulls[4] = {' ', ' ', ' ', ' '};
@@ -265,9 +285,8 @@ mzcoord_create_replacement(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is a replacement itself", get_rel_name(target)),
 				 errhint("Apply or drop it first.")));
-	if (catalog_value("SELECT 1 FROM mzcoord.collections c"
-					  " WHERE c.global_id OPERATOR(pg_catalog.=) $1 AND c.upper IS NULL",
-					  TEXTOID, CStringGetTextDatum(target_id)) != NULL)
+	(void) durable_upper(target_id, &found, &sealed);
+	if (found && sealed)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("materialized view \"%s\" is complete and changes no more",
@@ -350,22 +369,6 @@ find_pair(Oid relid)
 }
 
 /*
- * A durable frontier of gid in a fresh snapshot: its upper (sql: the
- * collections row) or its bound; *empty if NULL.
- */
-static int64
-durable_value(const char *sql, const char *gid, bool *empty)
-{
-	char	   *v = catalog_value(sql, TEXTOID, CStringGetTextDatum(gid));
-
-	*empty = (v == NULL);
-	return v == NULL ? 0 : strtoll(v, NULL, 10);
-}
-
-static const char *const upper_sql =
-"SELECT c.upper FROM mzcoord.collections c WHERE c.global_id OPERATOR(pg_catalog.=) $1";
-
-/*
  * Wait until the replacement (gid) is complete beyond at: its refreshes
  * run meanwhile (it is not locked yet).
  */
@@ -403,6 +406,7 @@ mzcoord_apply_replacement(PG_FUNCTION_ARGS)
 	ReplacementPair p;
 	int64		at;
 	int64		upper;
+	bool		found;
 	bool		empty;
 	int64		rgid;
 	MzcHistory *vh;
@@ -431,7 +435,7 @@ mzcoord_apply_replacement(PG_FUNCTION_ARGS)
 
 	/* 1. The target stops where it is; its durable upper is T. */
 	LockRelationOid(p.target_rel, ShareRowExclusiveLock);
-	at = durable_value(upper_sql, p.target_id, &empty);
+	at = durable_upper(p.target_id, &found, &empty);
 	if (empty)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -442,7 +446,7 @@ mzcoord_apply_replacement(PG_FUNCTION_ARGS)
 	wait_beyond(rgid, at);
 	(void) mzcoord_ctl_hold_for_read(relid, at);
 	LockRelationOid(relid, ShareRowExclusiveLock);
-	upper = durable_value(upper_sql, p.item_id, &empty);
+	upper = durable_upper(p.item_id, &found, &empty);
 	if (empty)
 		upper = -1;
 	else if (upper <= at)

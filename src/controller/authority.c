@@ -40,6 +40,7 @@
 
 #include "authority.h"
 #include "controller.h"
+#include "rec_epoch.h"
 
 /*
  * The largest epoch a coordinator may take; the guard of the table refuses
@@ -79,9 +80,8 @@ epoch_relid(void)
 void
 mzcoord_authority_begin(Oid ext)
 {
-	Oid			argtypes[1] = {INT4OID};
-	Datum		values[1] = {Int32GetDatum(MyProcPid)};
-	bool		isnull;
+	bool		found;
+	int64		epoch;
 
 	if (my_ext == ext && my_epoch > 0)
 		return;
@@ -91,18 +91,15 @@ mzcoord_authority_begin(Oid ext)
 	 * disable the guard: say what is wrong and how to repair it rather than
 	 * fail on the increment.
 	 */
-	if (SPI_execute("SELECT epoch FROM mzcoord.coordinator_epoch",
-					true, 0) != SPI_OK_SELECT)
+	if (!mzcoord_rec_epoch_read(&found, &epoch))
 		elog(ERROR, "mzcoord: could not read the coordinator epoch");
-	if (SPI_processed == 0)
+	if (!found)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("mzcoord coordinator: the coordinator epoch is missing"),
 				 errdetail("Table mzcoord.coordinator_epoch has no row; the coordinator cannot start without it."),
 				 errhint("As a superuser, restore the row with an epoch no lower than any published: INSERT INTO mzcoord.coordinator_epoch (epoch) SELECT coalesce(max(epoch), 0) FROM mzcoord.compaction_bounds;")));
-	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-									SPI_tuptable->tupdesc, 1, &isnull)) >=
-		MZC_EPOCH_MAX)
+	if (epoch >= MZC_EPOCH_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("mzcoord coordinator: the coordinator epoch is exhausted"),
@@ -115,15 +112,8 @@ mzcoord_authority_begin(Oid ext)
 	 * the row FOR SHARE); that coordinator's next publication then finds
 	 * this epoch and stops.
 	 */
-	if (SPI_execute_with_args("UPDATE mzcoord.coordinator_epoch"
-							  "   SET epoch = epoch OPERATOR(pg_catalog.+) 1,"
-							  "       started_at = pg_catalog.now(), pid = $1"
-							  " RETURNING epoch",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING ||
-		SPI_processed != 1)
+	if (!mzcoord_rec_epoch_take(MyProcPid, &my_epoch))
 		elog(ERROR, "mzcoord: could not take a coordinator epoch");
-	my_epoch = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-										   SPI_tuptable->tupdesc, 1, &isnull));
 	my_ext = ext;
 	show_epoch(my_epoch);
 	ereport(LOG,
@@ -135,15 +125,11 @@ bool
 mzcoord_authority_fence(void)
 {
 	int64		current;
-	bool		isnull;
 
 	if (!ConditionalLockRelationOid(epoch_relid(), ShareRowExclusiveLock))
 		return false;
-	if (SPI_execute("SELECT epoch FROM mzcoord.coordinator_epoch FOR SHARE",
-					false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+	if (!mzcoord_rec_epoch_lock(&current))
 		elog(ERROR, "mzcoord: could not read the coordinator epoch");
-	current = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-										  SPI_tuptable->tupdesc, 1, &isnull));
 	if (current != my_epoch)
 	{
 		/*

@@ -71,22 +71,17 @@
 #include "errors.h"
 #include "ids.h"
 #include "oracle.h"
+#include "rec_bounds.h"
+#include "rec_collections.h"
+#include "rec_epoch.h"
+#include "rec_storage.h"
 #include "settings.h"
 #include "standby.h"
 #include "support.h"
 
-/* The durable upper of a collection other than a table (NULL: empty). */
-static const char *const upper_sql =
-"SELECT c.upper FROM mzcoord.collections c WHERE c.global_id = $1";
-
-/* The tables' shared durable upper, published by the coordinator. */
-static const char *const timeline_sql =
-"SELECT e.timeline FROM mzcoord.coordinator_epoch e";
-
-/* The compaction bound, in the read's snapshot (NULL: empty). */
-static const char *const bound_sql =
-"SELECT b.bound FROM mzcoord.compaction_bounds b"
-" WHERE b.global_id = $1";
+/* A records function that reads one int8 value (see mzcoord_rec_int8). */
+typedef int (*MzcRecValueFn) (const char *gidtext, Snapshot snapshot,
+							  bool *found, int64 *value, bool *isnull);
 
 /*
  * Uppers the primary reported to this backend's strict serializable reads
@@ -146,47 +141,24 @@ with_primary_upper(Oid relid, mzc_frontier upper)
 }
 
 /*
- * Run sql (one text parameter, the global id gid, or none if gid is NULL) and return the first column of
- * its one row: *found false if there is no row, *isnull if it is NULL.  In
- * snapshot if given, else in a fresh one.
+ * Run the records function read (its one text parameter, the global id gid,
+ * or none if gid is NULL) and return the value it read: *found false if
+ * there is no row, *isnull if it is NULL.  In snapshot if given, else in a
+ * fresh one.
  */
 static int64
-standby_value(const char *sql, const char *gid, Snapshot snapshot,
+standby_value(MzcRecValueFn read, const char *gid, Snapshot snapshot,
 			  bool *found, bool *isnull)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1];
-	int64		v = 0;
+	int64		v;
 	int			rc;
 
-	values[0] = gid ? CStringGetTextDatum(gid) : (Datum) 0;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (snapshot != NULL)
-	{
-		SPIPlanPtr	plan = SPI_prepare(sql, gid ? 1 : 0, argtypes);
-
-		if (plan == NULL)
-			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-		rc = SPI_execute_snapshot(plan, values, NULL, snapshot,
-								  InvalidSnapshot, true, false, 1);
-	}
-	else
-		rc = SPI_execute_with_args(sql, gid ? 1 : 0, argtypes, values, NULL,
-								   true, 1);
+	rc = read(gid, snapshot, found, &v, isnull);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "mzcoord: could not read the replayed catalog: %s",
 			 SPI_result_code_string(rc));
-	*found = SPI_processed > 0;
-	*isnull = true;
-	if (*found)
-	{
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
-									  SPI_tuptable->tupdesc, 1, isnull);
-
-		if (!*isnull)
-			v = DatumGetInt64(d);
-	}
 	SPI_finish();
 	return v;
 }
@@ -195,22 +167,16 @@ standby_value(const char *sql, const char *gid, Snapshot snapshot,
 bool
 mzcoord_standby_collection(Oid relid, int64 *gid, MzcKind *kind)
 {
-	Oid			argtypes[1] = {REGCLASSOID};
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	MzcRecStorage row;
 	bool		found;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT s.global_id, s.kind FROM mzcoord.storage s"
-							  " WHERE s.relation OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+	if (!mzcoord_rec_storage_replayed(relid, &row, &found))
 		elog(ERROR, "mzcoord: could not read the replayed catalog");
-	found = SPI_processed > 0;
 	if (found &&
-		(!mzcoord_parse_gid(SPI_getvalue(SPI_tuptable->vals[0],
-										 SPI_tuptable->tupdesc, 1), gid) ||
-		 !mzcoord_kind_parse(SPI_getvalue(SPI_tuptable->vals[0],
-										  SPI_tuptable->tupdesc, 2), kind)))
+		(!mzcoord_parse_gid(row.global_id, gid) ||
+		 !mzcoord_kind_parse(row.kind, kind)))
 		elog(ERROR, "invalid row in mzcoord.storage for relation %u", relid);
 	SPI_finish();
 	return found;
@@ -229,7 +195,7 @@ mzcoord_standby_upper(Oid relid, int64 gid, MzcKind kind)
 
 	if (kind == MZC_KIND_TABLE)
 	{
-		int64		durable = standby_value(timeline_sql, NULL, NULL, &found,
+		int64		durable = standby_value(mzcoord_rec_replayed_timeline, NULL, NULL, &found,
 											&isnull);
 
 		upper.ts = mzcoord_oracle_replayed_upper();
@@ -237,7 +203,7 @@ mzcoord_standby_upper(Oid relid, int64 gid, MzcKind kind)
 			upper.ts = Max(upper.ts, durable);
 		return upper;
 	}
-	upper.ts = standby_value(upper_sql, mzcoord_gid_text(gid), NULL, &found,
+	upper.ts = standby_value(mzcoord_rec_replayed_upper, mzcoord_gid_text(gid), NULL, &found,
 							 &isnull);
 	if (!found)
 		mzcoord_report_not_registered(relid);
@@ -258,7 +224,7 @@ mzcoord_standby_since(Oid relid, int64 gid, Snapshot snapshot)
 	bool		found;
 	bool		isnull;
 
-	since.ts = standby_value(bound_sql, mzcoord_gid_text(gid), snapshot,
+	since.ts = standby_value(mzcoord_rec_replayed_bound, mzcoord_gid_text(gid), snapshot,
 							 &found, &isnull);
 	if (!found)
 		mzcoord_report_not_registered(relid);

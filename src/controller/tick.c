@@ -6,8 +6,8 @@
  *	  and persist the frontiers that changed, and move the durable holds
  *	  once that is committed.
  *
- * Publication: the tick writes, in one set-based statement (publish_sql,
- * after lock_sql locked the rows), the compaction bound of every
+ * Publication: the tick writes, in one set-based statement (rec_bounds.c,
+ * after the rows were locked), the compaction bound of every
  * collection whose since changed (the core's dirty list and the recheck
  * list), the since and upper of an index (which has no bound), and the
  * tables' shared upper.  The proposal is meet(implied capability, the
@@ -56,6 +56,9 @@
 #include "lease.h"
 #include "oracle.h"
 #include "publish.h"
+#include "rec_bounds.h"
+#include "rec_collections.h"
+#include "rec_epoch.h"
 #include "settings.h"
 #include "shmem.h"
 #include "tick.h"
@@ -180,113 +183,10 @@ cmp_row_slot(const void *a, const void *b)
 #define MZC_TICK_RANDOM_PAGE_COST "1.1"
 
 /*
- * The publication, two statements.  The first locks the catalog rows to
- * write: the compaction bound of a collection that has one (lock_sql),
- * else, for the few rows that this did not lock, its mzcoord.collections
- * row (lock_free_sql).  Rows that another transaction has locked (a
- * source's upper advance, DDL, a creation holding an input's bound FOR
- * SHARE) are skipped rather than waited for: the coordinator must not
- * stall behind a user's open transaction.  Each returns the collections
- * whose rows it holds, and lock_sql where each bound row is: the write
- * finds it by that ctid ($8), without a second index lookup (locked, the
- * row stays where it is; a ctid that no longer names the row finds
- * nothing, and the row is retried at the next tick).  Both are driven by the list (unnest joined to the
- * primary key), so that their cost follows the rows published, not the
- * size of the catalog.
- *
- * The second, with a snapshot taken after the locks (a creation that held
- * a bound FOR SHARE to record a requirement has committed, and its
- * requirement is seen), writes them set-based: the compaction bound
- * becomes join(old bound, proposal), clamped to at most the least read
- * requirement and active lease on the collection (and never below the old
- * bound).  The bound is the durable since of a collection that has one
- * ($7: its bound row was locked); mzcoord.collections is written only for
- * one without (an index: its since and upper).  A table's upper is the
- * timeline's, written once per publication for all of them
- * (write_timeline), never per table: a publication costs one row per
- * changed bound.  The bound guard only checks monotonicity meanwhile (see
- * mzcoord_authority_set_clamping).  Every bound row is stamped with the
- * epoch, which the caller checked under lock.  It returns each row written
- * with its since; a row with a bound that is not to be published
- * (read-only mode) is returned with the bound it has.
- *
- * Runs as superuser: every operator and function is qualified.  (The
- * multi-argument unnest in FROM cannot be: the parser expands it only
- * unqualified, into calls of pg_catalog.unnest.)
+ * The publication's statements, and why they are what they are, are
+ * rec_bounds.c's (mzcoord_rec_lock_bounds, mzcoord_rec_lock_unbounded of
+ * rec_collections.c, and mzcoord_rec_publish).
  */
-static const char *const lock_sql =
-"SELECT b.global_id, b.ctid FROM pg_catalog.unnest($1) AS g(global_id)"
-"  JOIN mzcoord.compaction_bounds b"
-"    ON b.global_id OPERATOR(pg_catalog.=) g.global_id"
-"   FOR NO KEY UPDATE OF b SKIP LOCKED";
-
-static const char *const lock_free_sql =
-"SELECT c.global_id, NULL::pg_catalog.tid FROM pg_catalog.unnest($1) AS g(global_id)"
-"  JOIN mzcoord.collections c"
-"    ON c.global_id OPERATOR(pg_catalog.=) g.global_id"
-" WHERE NOT EXISTS (SELECT 1 FROM mzcoord.compaction_bounds x"
-"                    WHERE x.global_id OPERATOR(pg_catalog.=) c.global_id)"
-"   FOR NO KEY UPDATE OF c SKIP LOCKED";
-
-static const char *const publish_sql =
-"WITH v AS ("
-"  SELECT * FROM unnest($1, $2, $3, $4, $6, $7, $8)"
-"         AS v(global_id, since, upper, own_upper, publish, has_bound, tid)),"
-" req AS ("
-"  SELECT r.input_global_id AS global_id, pg_catalog.min(r.at) AS at"
-"    FROM v JOIN mzcoord.read_requirements r"
-"           ON r.input_global_id OPERATOR(pg_catalog.=) v.global_id"
-"   WHERE r.at IS NOT NULL GROUP BY 1),"
-" lease AS ("
-"  SELECT g.global_id, pg_catalog.min(l.held_at) AS at"
-"    FROM mzcoord.lease_records l,"
-"         pg_catalog.unnest(l.global_ids) AS g(global_id)"
-"   WHERE l.expires_at OPERATOR(pg_catalog.>) pg_catalog.now() GROUP BY 1),"
-" prop AS ("
-"  SELECT v.global_id, v.tid, v.since, LEAST(req.at, lease.at) AS lim"
-"    FROM v LEFT JOIN req ON req.global_id OPERATOR(pg_catalog.=) v.global_id"
-"         LEFT JOIN lease ON lease.global_id OPERATOR(pg_catalog.=) v.global_id"
-"   WHERE v.publish AND v.has_bound),"
-" nb AS ("
-"  UPDATE mzcoord.compaction_bounds b"
-"     SET bound = CASE WHEN p.lim IS NOT NULL"
-"                       AND (b.bound IS NULL OR p.since IS NULL"
-"                            OR GREATEST(b.bound, p.since) OPERATOR(pg_catalog.>) p.lim)"
-"                      THEN CASE WHEN b.bound IS NULL THEN NULL"
-"                                ELSE GREATEST(b.bound, p.lim) END"
-"                      WHEN b.bound IS NULL OR p.since IS NULL THEN NULL"
-"                      ELSE GREATEST(b.bound, p.since) END,"
-"         epoch = $5, published_at = pg_catalog.now()"
-"    FROM prop p"
-"   WHERE b.ctid OPERATOR(pg_catalog.=) p.tid"
-"  RETURNING b.global_id, b.bound,"
-"            pg_catalog.pg_column_size(b.*)::pg_catalog.int8 AS bytes),"
-" nc AS ("
-"  UPDATE mzcoord.collections c"
-"     SET since = CASE WHEN v.publish THEN v.since ELSE c.since END,"
-"         upper = CASE WHEN v.own_upper THEN v.upper ELSE c.upper END"
-"    FROM v"
-"   WHERE NOT v.has_bound"
-"     AND c.global_id OPERATOR(pg_catalog.=) v.global_id"
-"     AND NOT EXISTS (SELECT 1 FROM mzcoord.compaction_bounds x"
-"                      WHERE x.global_id OPERATOR(pg_catalog.=) v.global_id)"
-"  RETURNING c.global_id, c.since,"
-"            pg_catalog.pg_column_size(c.*)::pg_catalog.int8 AS bytes)"
-"SELECT nb.global_id, nb.bound, 0, nb.bytes FROM nb"
-" UNION ALL SELECT nc.global_id, nc.since, 1, nc.bytes FROM nc"
-" UNION ALL SELECT v.global_id, b.bound, -1, 0::pg_catalog.int8"
-"   FROM v JOIN mzcoord.compaction_bounds b"
-"          ON b.global_id OPERATOR(pg_catalog.=) v.global_id"
-"  WHERE v.has_bound AND NOT v.publish";
-
-/*
- * The tables' shared durable upper: the timeline as of this publication
- * (never lowered).  A bootstrap resumes the timeline at or above it.
- */
-static const char *const timeline_sql =
-"UPDATE mzcoord.coordinator_epoch e SET timeline = $1"
-" WHERE e.timeline IS NULL OR e.timeline OPERATOR(pg_catalog.<) $1"
-" RETURNING pg_catalog.pg_column_size(e.*)::pg_catalog.int8";
 
 static int
 cmp_row_gid(const void *a, const void *b)
@@ -298,117 +198,90 @@ cmp_row_gid(const void *a, const void *b)
 }
 
 /*
- * The row of the SPI result's tuple r whose global id is column 1, in rows
- * sorted by gid; NULL if none.
+ * The row whose global id is gidtext, in rows sorted by gid; NULL if none.
  */
 static MzcPersistRow *
-row_of_result(MzcPersistRow *rows, int n, uint64 r)
+row_of_gid(MzcPersistRow *rows, int n, const char *gidtext)
 {
 	MzcPersistRow key;
 
-	if (!mzcoord_parse_gid(SPI_getvalue(SPI_tuptable->vals[r],
-										SPI_tuptable->tupdesc, 1), &key.gid))
+	if (!mzcoord_parse_gid(gidtext, &key.gid))
 		return NULL;
 	return bsearch(&key, rows, n, sizeof(MzcPersistRow), cmp_row_gid);
 }
 
 /*
- * Add the SPI result's rows to the catalog traffic counters: each row's
- * table is its column table_col (an MZC_CATALOG_* number, -1 for a bound
- * held back to coalesce), or coordinator_epoch when the result has fewer
- * columns; its bytes are its last column.  Counted when the statement ran:
- * a tick whose transaction then fails counts rows that were not kept.
+ * Count one catalog row written, of table (an MZC_CATALOG_* number, -1 for
+ * a bound held back to coalesce) and bytes (0: unknown).  Counted when the
+ * statement ran: a tick whose transaction then fails counts rows that were
+ * not kept.
  */
 static void
-count_traffic(int table_col)
+count_row(int table, int64 bytes)
 {
-	for (uint64 r = 0; r < SPI_processed; r++)
+	if (table < 0 || table >= MZC_CATALOG_TABLES)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[r];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		int			table = MZC_CATALOG_EPOCH;
-		int64		bytes;
-
-		if (table_col < desc->natts)
-			table = DatumGetInt32(SPI_getbinval(tup, desc, table_col, &isnull));
-		bytes = DatumGetInt64(SPI_getbinval(tup, desc, desc->natts, &isnull));
-		if (table < 0 || table >= MZC_CATALOG_TABLES)
-		{
-			pg_atomic_fetch_add_u64(&mzcoord_ctl->bounds_coalesced, 1);
-			continue;
-		}
-		pg_atomic_fetch_add_u64(&mzcoord_ctl->catalog_rows[table], 1);
-		if (!isnull && bytes > 0)
-			pg_atomic_fetch_add_u64(&mzcoord_ctl->catalog_bytes[table], bytes);
+		pg_atomic_fetch_add_u64(&mzcoord_ctl->bounds_coalesced, 1);
+		return;
 	}
+	pg_atomic_fetch_add_u64(&mzcoord_ctl->catalog_rows[table], 1);
+	if (bytes > 0)
+		pg_atomic_fetch_add_u64(&mzcoord_ctl->catalog_bytes[table], bytes);
 }
 
 /*
- * Mark the rows the publication wrote, with the since it committed (SPI
- * result of publish_sql); rows are sorted by gid.
+ * Count the rows of the publication (out[0..nout)) and mark the rows it
+ * wrote, with the since it committed; rows are sorted by gid.
  */
 static void
-mark_written(MzcPersistRow *rows, int n)
+mark_written(MzcPersistRow *rows, int n, const MzcRecPublished *out, int nout)
 {
-	for (uint64 r = 0; r < SPI_processed; r++)
+	for (int r = 0; r < nout; r++)
 	{
-		MzcPersistRow *row = row_of_result(rows, n, r);
-		bool		isnull;
-		Datum		d;
+		MzcPersistRow *row;
 
+		count_row(out[r].table, out[r].bytes);
+		row = row_of_gid(rows, n, out[r].global_id);
 		if (row == NULL)
 			continue;
-		d = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull);
 		row->written = true;
-		row->committed = isnull ? mzc_frontier_empty() :
-			mzc_frontier_at(DatumGetInt64(d));
+		row->committed = out[r].since_empty ? mzc_frontier_empty() :
+			mzc_frontier_at(out[r].since);
 	}
 }
 
-/* The rows' global ids as a text[] Datum. */
-static Datum
-gid_array(MzcPersistRow *rows, int n)
-{
-	Datum	   *gids = palloc(sizeof(Datum) * Max(n, 1));
-
-	for (int i = 0; i < n; i++)
-		gids[i] = CStringGetTextDatum(mzcoord_gid_text(rows[i].gid));
-	return PointerGetDatum(construct_array(gids, n, TEXTOID, -1, false,
-										   TYPALIGN_INT));
-}
-
 /*
- * Run a lock statement over the global ids of rows[0..n) (sorted by gid)
- * and mark the rows it locked (written, for now), with has_bound as given.
+ * Lock the rows[0..n) (sorted by gid): their bound rows if has_bound, else
+ * their collections rows, and mark the rows locked (written, for now), with
+ * has_bound as given.
  */
 static void
-lock_with(const char *sql, MzcPersistRow *rows, int n, bool has_bound)
+lock_with(bool has_bound, MzcPersistRow *rows, int n)
 {
-	Oid			argtypes[1] = {TEXTARRAYOID};
-	Datum		values[1] = {gid_array(rows, n)};
+	int64	   *gids = palloc(sizeof(int64) * Max(n, 1));
+	MzcRecLocked *locked = NULL;
+	int			nlocked;
 	int			rc;
 
-	rc = SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 0);
+	for (int i = 0; i < n; i++)
+		gids[i] = rows[i].gid;
+	rc = has_bound ? mzcoord_rec_lock_bounds(gids, n, &locked, &nlocked) :
+		mzcoord_rec_lock_unbounded(gids, n, &locked, &nlocked);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "mzcoord: could not lock frontiers: %s",
 			 SPI_result_code_string(rc));
-	for (uint64 r = 0; r < SPI_processed; r++)
+	for (int r = 0; r < nlocked; r++)
 	{
-		MzcPersistRow *row = row_of_result(rows, n, r);
+		MzcPersistRow *row = row_of_gid(rows, n, locked[r].global_id);
 
 		if (row != NULL)
 		{
-			bool		isnull;
-			Datum		tid = SPI_getbinval(SPI_tuptable->vals[r],
-											SPI_tuptable->tupdesc, 2, &isnull);
-
 			row->written = true;	/* locked, for now */
 			row->has_bound = has_bound;
-			if (isnull)
+			if (!locked[r].has_tid)
 				ItemPointerSetInvalid(&row->bound_tid);
 			else
-				ItemPointerCopy((ItemPointer) DatumGetPointer(tid), &row->bound_tid);
+				ItemPointerCopy(&locked[r].tid, &row->bound_tid);
 		}
 	}
 }
@@ -436,8 +309,8 @@ locked_to_front(MzcPersistRow *rows, int n)
 
 /*
  * Lock the catalog rows of rows[0..n) (sorted by gid) that nobody else
- * holds: bound rows first (lock_sql), then the collections rows of those
- * left, which have no bound or were skipped (lock_free_sql).  Moves the
+ * holds: bound rows first, then the collections rows of those left, which
+ * have no bound or were skipped (see rec_bounds.c).  Moves the
  * locked rows to the front, in gid order; returns their number.
  */
 static int
@@ -446,12 +319,12 @@ lock_rows(MzcPersistRow *rows, int n)
 	int			nbound;
 	int			nfree = 0;
 
-	lock_with(lock_sql, rows, n, true);
+	lock_with(true, rows, n);
 	nbound = locked_to_front(rows, n);
 	if (nbound < n)
 	{
 		qsort(rows + nbound, n - nbound, sizeof(MzcPersistRow), cmp_row_gid);
-		lock_with(lock_free_sql, rows + nbound, n - nbound, false);
+		lock_with(false, rows + nbound, n - nbound);
 		nfree = locked_to_front(rows + nbound, n - nbound);
 	}
 	qsort(rows, nbound + nfree, sizeof(MzcPersistRow), cmp_row_gid);
@@ -460,14 +333,14 @@ lock_rows(MzcPersistRow *rows, int n)
 
 /*
  * If a table's row was written, move the tables' shared upper to the
- * timeline they were published at (timeline_sql).
+ * timeline they were published at (rec_epoch.c).
  */
 static void
 write_timeline(MzcPersistRow *rows, int n)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
 	mzc_ts		upper = 0;
+	bool		written;
+	int64		bytes;
 
 	for (int i = 0; i < n; i++)
 		if (rows[i].written && rows[i].kind == MZC_KIND_TABLE &&
@@ -475,67 +348,41 @@ write_timeline(MzcPersistRow *rows, int n)
 			upper = rows[i].upper.ts;
 	if (upper == 0)
 		return;
-	values[0] = Int64GetDatum(upper);
-	if (SPI_execute_with_args(timeline_sql, 1, argtypes, values, NULL, false,
-							  0) != SPI_OK_UPDATE_RETURNING)
+	if (!mzcoord_rec_write_timeline(upper, &written, &bytes))
 		elog(ERROR, "mzcoord: could not write the table timeline");
-	count_traffic(3);
+	if (written)
+		count_row(MZC_CATALOG_EPOCH, bytes);
 }
 
 /*
  * Write rows[0..n) (all locked by lock_rows, sorted by gid) with
- * publish_sql, the bound guard leaving the clamp to the statement.
+ * mzcoord_rec_publish, the bound guard leaving the clamp to the statement.
  */
 static void
 write_rows(MzcPersistRow *rows, int n)
 {
-	Datum	   *sinces = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *uppers = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *owns = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *pubs = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *bounds = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *tids = palloc(sizeof(Datum) * Max(n, 1));
-	bool	   *tid_nulls = palloc(sizeof(bool) * Max(n, 1));
-	bool	   *since_nulls = palloc(sizeof(bool) * Max(n, 1));
-	bool	   *upper_nulls = palloc(sizeof(bool) * Max(n, 1));
-	int			dims[1] = {n};
-	int			lbs[1] = {1};
-	Oid			argtypes[8] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
-		BOOLARRAYOID, INT8OID, BOOLARRAYOID, BOOLARRAYOID, TIDARRAYOID};
-	Datum		values[8];
+	MzcRecPublish *in = palloc0(sizeof(MzcRecPublish) * Max(n, 1));
+	MzcRecPublished *out = NULL;
+	int			nout;
 	int			rc;
 
 	for (int i = 0; i < n; i++)
 	{
-		sinces[i] = mzcoord_frontier_datum(rows[i].since, &since_nulls[i]);
-		uppers[i] = mzcoord_frontier_datum(rows[i].upper, &upper_nulls[i]);
-		owns[i] = BoolGetDatum(rows[i].own_upper);
-		pubs[i] = BoolGetDatum(rows[i].publish);
-		bounds[i] = BoolGetDatum(rows[i].has_bound);
-		tid_nulls[i] = !rows[i].has_bound ||
-			!ItemPointerIsValid(&rows[i].bound_tid);
-		tids[i] = PointerGetDatum(&rows[i].bound_tid);
+		in[i].gid = rows[i].gid;
+		in[i].since_empty = rows[i].since.empty;
+		in[i].since = rows[i].since.ts;
+		in[i].upper_empty = rows[i].upper.empty;
+		in[i].upper = rows[i].upper.ts;
+		in[i].own_upper = rows[i].own_upper;
+		in[i].publish = rows[i].publish;
+		in[i].has_bound = rows[i].has_bound;
+		in[i].has_tid = ItemPointerIsValid(&rows[i].bound_tid);
+		in[i].tid = rows[i].bound_tid;
 	}
-	values[0] = gid_array(rows, n);
-	values[1] = PointerGetDatum(construct_md_array(sinces, since_nulls, 1, dims, lbs,
-												   INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	values[2] = PointerGetDatum(construct_md_array(uppers, upper_nulls, 1, dims, lbs,
-												   INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	values[3] = PointerGetDatum(construct_array(owns, n, BOOLOID, 1, true,
-												TYPALIGN_CHAR));
-	values[4] = Int64GetDatum(mzcoord_authority_epoch());
-	values[5] = PointerGetDatum(construct_array(pubs, n, BOOLOID, 1, true,
-												TYPALIGN_CHAR));
-	values[6] = PointerGetDatum(construct_array(bounds, n, BOOLOID, 1, true,
-												TYPALIGN_CHAR));
-	values[7] = PointerGetDatum(construct_md_array(tids, tid_nulls, 1, dims, lbs,
-												   TIDOID, sizeof(ItemPointerData),
-												   false, TYPALIGN_SHORT));
 	mzcoord_authority_set_clamping(true);
 	PG_TRY();
 	{
-		rc = SPI_execute_with_args(publish_sql, 8, argtypes, values, NULL,
-								   false, 0);
+		rc = mzcoord_rec_publish(in, n, mzcoord_authority_epoch(), &out, &nout);
 	}
 	PG_FINALLY();
 	{
@@ -545,13 +392,12 @@ write_rows(MzcPersistRow *rows, int n)
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "mzcoord: could not publish frontiers: %s",
 			 SPI_result_code_string(rc));
-	count_traffic(3);
-	mark_written(rows, n);
+	mark_written(rows, n, out, nout);
 	write_timeline(rows, n);
 }
 
 /*
- * Publish the rows (see publish_sql), under the epoch: nothing is written
+ * Publish the rows (see rec_bounds.c), under the epoch: nothing is written
  * when the fence is not available this tick, and the process exits when
  * the epoch was superseded.  Sets rows[i].written and .committed for the
  * rows written; the others are tried again at the next tick.

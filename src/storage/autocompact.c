@@ -85,6 +85,7 @@
 #include "extension.h"
 #include "history.h"
 #include "ids.h"
+#include "rec_storage.h"
 #include "settings.h"
 #include "tick.h"
 
@@ -278,9 +279,8 @@ forget_state(MzcCompactState *st)
 static void
 load_states(int64 *gids, int n)
 {
-	Datum	   *elems = palloc(sizeof(Datum) * n);
-	Oid			argtypes[1] = {TEXTARRAYOID};
-	Datum		values[1];
+	MzcRecStorage *rows = NULL;
+	int			nrows;
 
 	for (int i = 0; i < n; i++)
 	{
@@ -291,42 +291,32 @@ load_states(int64 *gids, int n)
 			init_state(st);
 		st->known = false;
 		st->round = scan_round;
-		elems[i] = CStringGetTextDatum(mzcoord_gid_text(gids[i]));
 	}
-	values[0] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
-												TYPALIGN_INT));
-	if (SPI_execute_with_args("SELECT s.global_id, s.relation::oid, s.history::oid,"
-							  "       s.compacted, s.compacted_rows, s.compacted_at"
-							  "  FROM mzcoord.storage s"
-							  " WHERE s.global_id OPERATOR(pg_catalog.=) ANY ($1)",
-							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+	if (!mzcoord_rec_storage_compactions(gids, n, &rows, &nrows))
 		elog(ERROR, "could not read mzcoord.storage");
-	for (uint64 r = 0; r < SPI_processed; r++)
+	for (int r = 0; r < nrows; r++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[r];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
 		int64		gid;
-		bool		isnull;
 		MzcCompactState *st;
 		char		idxname[NAMEDATALEN];
 
-		if (!mzcoord_parse_gid(SPI_getvalue(tup, desc, 1), &gid))
+		if (!mzcoord_parse_gid(rows[r].global_id, &gid))
 			continue;
 		st = hash_search(compact_states, &gid, HASH_FIND, NULL);
 		if (st == NULL)
 			continue;
-		st->relid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
-		if (DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull)) != st->histid)
+		st->relid = rows[r].relid;
+		if (rows[r].histid != st->histid)
 		{
 			/* New to us (or a new history under a reused id): probe it. */
-			st->histid = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
+			st->histid = rows[r].histid;
 			set_pending(st, true);
 			st->changes_seen = -1;
 			st->retry_after = 0;
 		}
-		st->compacted = DatumGetInt64(SPI_getbinval(tup, desc, 4, &isnull));
-		st->base = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
-		st->compacted_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 6, &isnull));
+		st->compacted = rows[r].compacted;
+		st->base = rows[r].compacted_rows;
+		st->compacted_at = rows[r].compacted_at;
 		snprintf(idxname, sizeof(idxname), "history_u" INT64_FORMAT "_ts", gid);
 		st->tsidx = get_relname_relid(idxname, get_rel_namespace(st->histid));
 		st->known = OidIsValid(st->tsidx);
@@ -697,25 +687,21 @@ load_pending(void)
 {
 	uint64		epoch = pg_atomic_read_u64(&mzcoord_ctl->epoch);
 	int64	   *gids;
+	char	  **texts = NULL;
+	int			n;
 
 	if (epoch == loaded_epoch)
 		return;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT s.global_id FROM mzcoord.storage s"
-					"  JOIN mzcoord.compaction_bounds b"
-					"    ON b.global_id OPERATOR(pg_catalog.=) s.global_id"
-					" WHERE b.bound OPERATOR(pg_catalog.>) s.compacted",
-					true, 0) != SPI_OK_SELECT)
+	if (!mzcoord_rec_storage_behind_bounds(&texts, &n))
 		elog(ERROR, "could not read mzcoord.storage");
-	gids = palloc(sizeof(int64) * Max(SPI_processed, 1));
-	for (uint64 r = 0; r < SPI_processed; r++)
-		if (!mzcoord_parse_gid(SPI_getvalue(SPI_tuptable->vals[r],
-											SPI_tuptable->tupdesc, 1),
-							   &gids[r]))
+	gids = palloc(sizeof(int64) * Max(n, 1));
+	for (int r = 0; r < n; r++)
+		if (!mzcoord_parse_gid(texts[r], &gids[r]))
 			gids[r] = 0;
 	/* Behind the news: what was published is newer work. */
-	for (uint64 r = 0; r < SPI_processed; r++)
+	for (int r = 0; r < n; r++)
 	{
 		bool		found;
 		MzcCompactState *st;

@@ -55,6 +55,7 @@
 #include "columns.h"
 #include "extension.h"
 #include "history.h"
+#include "rec_storage.h"
 #include "ids.h"
 #include "oracle.h"
 #include "read.h"
@@ -356,6 +357,8 @@ mzcoord_storage_on_ddl(PG_FUNCTION_ARGS)
 {
 	List	   *rels = NIL;
 	ListCell   *lc;
+	Oid		   *relids;
+	int			nrelids;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -366,27 +369,12 @@ mzcoord_storage_on_ddl(PG_FUNCTION_ARGS)
 	mzcoord_extension_guard();
 
 	mzcoord_spi_connect();
-	mzcoord_spi_exec("WITH cmd AS ("
-			 "  SELECT DISTINCT c.objid FROM pg_catalog.pg_event_trigger_ddl_commands() c"
-			 "   WHERE c.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass)"
-			 " SELECT s.relation::pg_catalog.oid FROM mzcoord.storage s"
-			 "  WHERE s.relation::pg_catalog.oid IN ("
-			 "        SELECT objid FROM cmd"
-			 "        UNION SELECT i.inhparent FROM pg_catalog.pg_inherits i"
-			 "               JOIN cmd ON i.inhrelid OPERATOR(pg_catalog.=) cmd.objid"
-			 "        UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i"
-			 "               JOIN cmd ON i.inhparent OPERATOR(pg_catalog.=) cmd.objid)"
-			 "  ORDER BY 1",
-			 SPI_OK_SELECT);
-	for (uint64 i = 0; i < SPI_processed; i++)
+	mzcoord_rec_storage_ddl_targets(&relids, &nrelids);
+	for (int i = 0; i < nrelids; i++)
 	{
-		bool		isnull;
-		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-														   SPI_tuptable->tupdesc,
-														   1, &isnull));
 		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
 
-		rels = lappend_oid(rels, relid);
+		rels = lappend_oid(rels, relids[i]);
 		MemoryContextSwitchTo(old);
 	}
 	SPI_finish();

@@ -84,6 +84,8 @@
 #include "failpoint.h"
 #include "history.h"
 #include "ids.h"
+#include "rec_bounds.h"
+#include "rec_storage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_compact);
 
@@ -141,58 +143,15 @@ mzcoord_compaction_target(const MzcCollectionInfo *info)
 	return target;
 }
 
-/*
- * The int8 column of the row of gid that query ($1: the global id) selects,
- * read with a fresh snapshot (in the compaction's own transaction, so only
- * committed values count).  Returns false when there is no row; *isnull for
- * SQL NULL.
- */
-static bool
-read_gid_int8(const char *query, const char *what, int64 gid, int64 *value,
-			  bool *isnull)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
-	SPIPlanPtr	plan;
-	Datum		d;
-
-	plan = SPI_prepare(query, 1, argtypes);
-	if (plan == NULL ||
-		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the %s of u" INT64_FORMAT, what, gid);
-	if (SPI_processed != 1)
-		return false;
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, isnull);
-	*value = *isnull ? 0 : DatumGetInt64(d);
-	return true;
-}
-
-/* The compacted frontier of gid's history. */
+/* The compacted frontier of gid's history (a fresh snapshot). */
 static int64
 read_compacted(int64 gid, bool *found)
 {
 	int64		c = 0;
 	bool		isnull;
 
-	*found = read_gid_int8("SELECT compacted FROM mzcoord.storage"
-						   " WHERE global_id OPERATOR(pg_catalog.=) $1",
-						   "compacted frontier", gid, &c, &isnull);
+	*found = mzcoord_rec_storage_compacted(gid, &c, &isnull);
 	return c;
-}
-
-/*
- * The committed compaction bound of gid: how far the catalog permits
- * compaction (a bound written by a publication that did not commit permits
- * nothing).  Returns false when the collection has no bound row (nothing
- * permitted); *empty for the empty frontier (everything permitted).
- */
-static bool
-read_bound(int64 gid, int64 *bound, bool *empty)
-{
-	return read_gid_int8("SELECT bound FROM mzcoord.compaction_bounds"
-						 " WHERE global_id OPERATOR(pg_catalog.=) $1",
-						 "compaction bound", gid, bound, empty);
 }
 
 /*
@@ -322,21 +281,7 @@ run_compaction(const char *sql, const char *qhist, int64 since,
 static void
 record_compaction(int64 gid, const char *qhist, int64 since, int64 rows_out)
 {
-	Oid			argtypes[3] = {TEXTOID, INT8OID, INT8OID};
-	Datum		values[3];
-	SPIPlanPtr	plan;
-
-	values[0] = CStringGetTextDatum(mzcoord_gid_text(gid));
-	values[1] = Int64GetDatum(since);
-	values[2] = Int64GetDatum(rows_out);
-	plan = SPI_prepare("UPDATE mzcoord.storage"
-					   "   SET compacted = $2, compacted_rows = $3,"
-					   "       compacted_at = pg_catalog.now(),"
-					   "       compactions = compactions OPERATOR(pg_catalog.+) 1"
-					   " WHERE global_id OPERATOR(pg_catalog.=) $1", 3, argtypes);
-	if (plan == NULL ||
-		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, false, true, 0) != SPI_OK_UPDATE)
+	if (!mzcoord_rec_storage_compacted_to(gid, since, rows_out))
 		elog(ERROR, "could not record the compaction of %s", qhist);
 }
 
@@ -368,7 +313,7 @@ mzcoord_compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompacti
 	res->frontier = read_compacted(h->gid, &found);
 
 	/* Never beyond the committed bound, the catalog's permission (D2). */
-	if (!read_bound(h->gid, &bound, &bound_empty))
+	if (!mzcoord_rec_bound(h->gid, &bound, &bound_empty))
 		found = false;
 	else if (!bound_empty)
 		since = Min(since, bound);

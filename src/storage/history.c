@@ -63,6 +63,7 @@
 
 #include "history.h"
 #include "ids.h"
+#include "rec_storage.h"
 #include "settings.h"
 #include "support.h"
 
@@ -178,31 +179,18 @@ mzcoord_desc_attnum(TupleDesc desc, const char *name)
 bool
 mzcoord_storage_row(Oid relid, int64 *gid, MzcKind *kind, Oid *histid)
 {
-	Oid			argtypes[1] = {REGCLASSOID};
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	SPIPlanPtr	plan;
-	bool		found = false;
+	MzcRecStorage row;
+	bool		found;
 
 	mzcoord_spi_connect();
-	plan = SPI_prepare("SELECT s.global_id, s.kind, s.history::oid"
-					   "  FROM mzcoord.storage s"
-					   " WHERE s.relation OPERATOR(pg_catalog.=) $1",
-					   1, argtypes);
-	if (plan == NULL ||
-		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
+	if (!mzcoord_rec_storage_of_relation(relid, &row, &found))
 		elog(ERROR, "could not look up the history of relation %u", relid);
-	if (SPI_processed > 0)
+	if (found)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-
-		if (!mzcoord_parse_gid(SPI_getvalue(tup, desc, 1), gid) ||
-			!mzcoord_kind_parse(SPI_getvalue(tup, desc, 2), kind))
+		if (!mzcoord_parse_gid(row.global_id, gid) ||
+			!mzcoord_kind_parse(row.kind, kind))
 			elog(ERROR, "invalid row in mzcoord.storage for relation %u", relid);
-		*histid = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
-		found = true;
+		*histid = row.histid;
 	}
 	SPI_finish();
 	return found;
@@ -514,17 +502,6 @@ mzcoord_check_no_inheritance(Oid relid)
 				 errdetail("Relation \"%s\" has an inheritance parent or child.",
 						   get_rel_name(relid)),
 				 errhint("Statements on a parent or child change rows that the history of the other would not record.")));
-}
-
-/* Run one internal statement; anything but the expected result is a bug. */
-void
-mzcoord_spi_exec(const char *sql, int expected)
-{
-	int			ret = SPI_execute(sql, false, 0);
-
-	if (ret != expected)
-		elog(ERROR, "mzcoord: could not run \"%s\": %s", sql,
-			 SPI_result_code_string(ret));
 }
 
 /* ----------------------------------------------------------------

@@ -75,7 +75,6 @@ extern void mzcoord_history_to_row(const MzcHistory *h, TupleTableSlot *hslot,
 extern bool mzcoord_storage_row(Oid relid, int64 *gid, MzcKind *kind,
 								Oid *histid);
 extern void mzcoord_check_no_inheritance(Oid relid);
-extern void mzcoord_spi_exec(const char *sql, int expected);
 
 
 /* Writing updates into a history relation, in batches (history.c). */

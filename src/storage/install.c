@@ -66,6 +66,7 @@
 #include "extension.h"
 #include "history.h"
 #include "ids.h"
+#include "rec_storage.h"
 #include "support.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_storage_install);
@@ -290,26 +291,19 @@ parse_global_id(const char *gidtext)
 static void
 read_storage_row(const char *gidtext, Oid *relid, MzcKind *kind, Oid *histid)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(gidtext)};
-	bool		isnull;
+	MzcRecStorage row;
+	bool		found;
 
-	if (SPI_execute_with_args("SELECT relation::pg_catalog.oid, kind,"
-							  "       history::pg_catalog.oid"
-							  "  FROM mzcoord.storage WHERE global_id OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+	if (!mzcoord_rec_storage_of_gid(gidtext, &row, &found))
 		elog(ERROR, "could not read mzcoord.storage");
-	if (SPI_processed == 0)
+	if (!found)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("collection %s has no history in mzcoord.storage", gidtext)));
-	*relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-											SPI_tuptable->tupdesc, 1, &isnull));
-	if (!mzcoord_kind_parse(SPI_getvalue(SPI_tuptable->vals[0],
-										 SPI_tuptable->tupdesc, 2), kind))
+	*relid = row.relid;
+	if (!mzcoord_kind_parse(row.kind, kind))
 		elog(ERROR, "unrecognized kind in mzcoord.storage for %s", gidtext);
-	*histid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-											 SPI_tuptable->tupdesc, 3, &isnull));
+	*histid = row.histid;
 }
 
 /*
@@ -520,20 +514,8 @@ static void
 insert_storage_row(const char *gidtext, Relation rel, const char *kindname,
 				   Oid histid, int64 since, int64 nrows)
 {
-	Oid			argtypes[6] = {TEXTOID, REGCLASSOID, TEXTOID, REGCLASSOID, INT8OID, INT8OID};
-	Datum		values[6];
-
-	values[0] = CStringGetTextDatum(gidtext);
-	values[1] = ObjectIdGetDatum(RelationGetRelid(rel));
-	values[2] = CStringGetTextDatum(kindname);
-	values[3] = ObjectIdGetDatum(histid);
-	values[4] = Int64GetDatum(since);
-	values[5] = Int64GetDatum(nrows);
-	if (SPI_execute_with_args("INSERT INTO mzcoord.storage"
-							  " (global_id, relation, kind, history, compacted,"
-							  "  compacted_rows)"
-							  " VALUES ($1, $2, $3, $4, $5, $6)",
-							  6, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+	if (!mzcoord_rec_storage_insert(gidtext, RelationGetRelid(rel), kindname,
+									histid, since, nrows))
 		elog(ERROR, "could not record the history of \"%s\"",
 			 RelationGetRelationName(rel));
 }

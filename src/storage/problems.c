@@ -57,6 +57,8 @@
 #include "ids.h"
 #include "oracle.h"
 #include "read.h"
+#include "rec_collections.h"
+#include "rec_storage.h"
 #include "rowimage.h"
 #include "support.h"
 
@@ -119,25 +121,15 @@ check_contents(ProblemSink *sink, StorageCheckRow *r, Relation rel,
 	/* A fed relation (source, materialized view) shows the contents before its upper. */
 	if (mzcoord_kind_is_fed(r->kind))
 	{
-		Oid			argtypes[1] = {TEXTOID};
-		Datum		values[1] = {CStringGetTextDatum(r->gid)};
-		SPIPlanPtr	plan;
-		bool		isnull = true;
+		bool		found;
+		bool		isnull;
+		int64		upper;
 
 		mzcoord_spi_connect();
-		plan = SPI_prepare("SELECT upper FROM mzcoord.collections"
-						   " WHERE global_id OPERATOR(pg_catalog.=) $1", 1, argtypes);
-		if (plan != NULL &&
-			SPI_execute_snapshot(plan, values, NULL, snapshot, InvalidSnapshot,
-								 true, false, 1) == SPI_OK_SELECT &&
-			SPI_processed == 1)
-		{
-			Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
-										  SPI_tuptable->tupdesc, 1, &isnull);
-
-			if (!isnull)
-				upto = DatumGetInt64(d) - 1;
-		}
+		if (mzcoord_rec_read_upper(r->gid, snapshot, &found, &upper,
+								   &isnull) == SPI_OK_SELECT &&
+			found && !isnull)
+			upto = upper - 1;
 		SPI_finish();
 	}
 
@@ -254,30 +246,21 @@ report_query_rows(ProblemSink *sink, const char *check, const char *sql)
 static StorageCheckRow *
 read_storage_rows(MemoryContext caller, int *nrows)
 {
+	MzcRecStorage *recs = mzcoord_rec_storage_all(caller, nrows);
 	StorageCheckRow *rows = NULL;
 
-	*nrows = 0;
-	mzcoord_spi_exec("SELECT global_id, relation::pg_catalog.oid, kind,"
-			 "       history::pg_catalog.oid, compacted"
-			 "  FROM mzcoord.storage ORDER BY pg_catalog.length(global_id), global_id",
-			 SPI_OK_SELECT);
-	if (SPI_processed > 0)
-		rows = MemoryContextAlloc(caller, sizeof(StorageCheckRow) * SPI_processed);
-	for (uint64 i = 0; i < SPI_processed; i++)
+	if (*nrows > 0)
+		rows = MemoryContextAlloc(caller, sizeof(StorageCheckRow) * *nrows);
+	for (int i = 0; i < *nrows; i++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		StorageCheckRow *r = &rows[(*nrows)++];
-		bool		isnull;
-		MemoryContext old = MemoryContextSwitchTo(caller);
+		StorageCheckRow *r = &rows[i];
 
-		r->gid = SPI_getvalue(tup, desc, 1);
-		MemoryContextSwitchTo(old);
-		r->relid = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
-		if (!mzcoord_kind_parse(SPI_getvalue(tup, desc, 3), &r->kind))
+		r->gid = recs[i].global_id;
+		r->relid = recs[i].relid;
+		if (!mzcoord_kind_parse(recs[i].kind, &r->kind))
 			r->kind = MZC_KIND_TABLE;
-		r->histid = DatumGetObjectId(SPI_getbinval(tup, desc, 4, &isnull));
-		r->compacted = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
+		r->histid = recs[i].histid;
+		r->compacted = recs[i].compacted;
 	}
 	return rows;
 }
@@ -431,6 +414,8 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 	ProblemSink sink;
 	StorageCheckRow *rows;
 	int			nrows;
+	char	  **orphans;
+	int			norphans;
 	Oid			capture_fn;
 	Oid			guard_fn;
 	MemoryContext caller = CurrentMemoryContext;
@@ -451,11 +436,9 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 					  "   AND NOT EXISTS (SELECT 1 FROM mzcoord.storage s"
 					  "                    WHERE s.global_id OPERATOR(pg_catalog.=) c.global_id)"
 					  " ORDER BY 1");
-	report_query_rows(&sink, "history without collection",
-					  "SELECT s.global_id FROM mzcoord.storage s"
-					  " WHERE NOT EXISTS (SELECT 1 FROM mzcoord.collections c"
-					  "                    WHERE c.global_id OPERATOR(pg_catalog.=) s.global_id)"
-					  " ORDER BY 1");
+	mzcoord_rec_storage_orphans(&orphans, &norphans);
+	for (int i = 0; i < norphans; i++)
+		problem(&sink, "history without collection", orphans[i], NULL);
 	rows = read_storage_rows(caller, &nrows);
 	SPI_finish();
 	if (RecoveryInProgress())

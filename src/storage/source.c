@@ -55,6 +55,7 @@
 #include "ids.h"
 #include "oracle.h"
 #include "read.h"
+#include "rec_collections.h"
 #include "rowimage.h"
 #include "source.h"
 #include "stage.h"
@@ -144,32 +145,24 @@ require_privilege(Oid relid, AclMode mode)
 static int64
 source_upper(const MzcHistory *h)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1];
-	SPIPlanPtr	plan;
 	int			ret;
-	bool		isnull = true;
-	int64		upper = 0;
+	bool		found;
+	bool		isnull;
+	int64		upper;
 	MzcCollectionInfo info;
 
-	values[0] = CStringGetTextDatum(mzcoord_gid_text(h->gid));
 	mzcoord_spi_connect();
-	plan = SPI_prepare("SELECT upper FROM mzcoord.collections"
-					   " WHERE global_id OPERATOR(pg_catalog.=) $1",
-					   1, argtypes);
-	if (plan == NULL)
+	ret = mzcoord_rec_read_upper(mzcoord_gid_text(h->gid), GetLatestSnapshot(),
+								 &found, &upper, &isnull);
+	if (ret == 0)
 		elog(ERROR, "could not prepare the upper lookup");
-	ret = SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-							   InvalidSnapshot, true, false, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read the upper of a source: %s",
 			 SPI_result_code_string(ret));
-	if (SPI_processed != 1)
+	if (!found)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("source \"%s\" has no collection", get_rel_name(h->relid))));
-	upper = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-										SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
 
 	if (mzcoord_ctl_lookup_gid(h->gid, &info))
@@ -658,6 +651,30 @@ apply_window(const MzcHistory *h, Relation rel, int64 from, int64 upto)
 }
 
 /*
+ * Record the new upper of collection gid (-1: the empty frontier) in
+ * mzcoord.collections, as owner (the extension's), and stage it for the
+ * controller, which publishes it at commit.  The one writer of the durable
+ * upper of a source, a materialized view (mzcoord_fed_advance) and a sink
+ * (export.c); what names the collection in the error if its row is gone.
+ */
+void
+mzcoord_record_upper(int64 gid, Oid owner, const char *what, int64 upper)
+{
+	Oid			save_user;
+	int			save_sec;
+	int			save_nest;
+
+	save_nest = mzcoord_become_owner(owner, &save_user, &save_sec);
+	mzcoord_spi_connect();
+	if (!mzcoord_rec_advance_upper(mzcoord_gid_text(gid), upper))
+		elog(ERROR, "could not record the upper of %s", what);
+	SPI_finish();
+	mzcoord_restore_user(save_user, save_sec, save_nest);
+	mzcoord_stage_upper(gid, upper < 0 ? mzc_frontier_empty() :
+						mzc_frontier_at(upper));
+}
+
+/*
  * Advance the upper of a fed history (a source, a materialized view) from
  * current to upper (-1: to the empty frontier, which completes every time)
  * in the caller's transaction: apply its updates in [current, upper) to its
@@ -669,32 +686,10 @@ void
 mzcoord_fed_advance(const MzcHistory *h, Relation rel, int64 current,
 					int64 upper)
 {
-	Oid			save_user;
-	int			save_sec;
-	int			save_nest;
-	Oid			argtypes[2] = {TEXTOID, INT8OID};
-	Datum		values[2];
-	char		nulls[2] = {' ', upper < 0 ? 'n' : ' '};
-	SPIPlanPtr	plan;
-
 	apply_window(h, rel, current, upper < 0 ? PG_INT64_MAX : upper);
-
-	values[0] = CStringGetTextDatum(mzcoord_gid_text(h->gid));
-	values[1] = Int64GetDatum(upper);
-	save_nest = mzcoord_become_owner(h->owner, &save_user, &save_sec);
-	mzcoord_spi_connect();
-	plan = prepare_or_fail("UPDATE mzcoord.collections SET upper = $2"
-						   " WHERE global_id OPERATOR(pg_catalog.=) $1",
-						   2, argtypes);
-	if (SPI_execute_snapshot(plan, values, nulls, GetLatestSnapshot(),
-							 InvalidSnapshot, false, true, 0) != SPI_OK_UPDATE ||
-		SPI_processed != 1)
-		elog(ERROR, "could not record the upper of \"%s\"",
-			 RelationGetRelationName(rel));
-	SPI_finish();
-	mzcoord_restore_user(save_user, save_sec, save_nest);
-	mzcoord_stage_upper(h->gid, upper < 0 ? mzc_frontier_empty() :
-						mzc_frontier_at(upper));
+	mzcoord_record_upper(h->gid, h->owner,
+						 psprintf("\"%s\"", RelationGetRelationName(rel)),
+						 upper);
 }
 
 /*

@@ -17,6 +17,8 @@
 
 #include "history.h"
 
+extern void mzcoord_record_upper(int64 gid, Oid owner, const char *what,
+								 int64 upper);
 extern void mzcoord_fed_advance(const MzcHistory *h, Relation rel,
 								int64 current, int64 upper);
 
