@@ -80,6 +80,7 @@
 #include "failpoint.h"
 #include "ids.h"
 #include "lease.h"
+#include "rec_leases.h"
 #include "oracle.h"
 #include "readhold.h"
 #include "settings.h"
@@ -751,12 +752,6 @@ mzcoord_lease_covers_locked(int32 slot, mzc_ts at, Oid role, TimestampTz now)
  * ----------------------------------------------------------------
  */
 
-static const char *const boot_lease_query =
-"SELECT l.name, l.owner::pg_catalog.oid, l.global_ids, l.held_at,"
-"       (pg_catalog.extract('epoch', l.ttl) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8,"
-"       l.expires_at, l.created_at"
-"  FROM mzcoord.lease_records l";
-
 /*
  * Read every lease record (inside the bootstrap's snapshot, SPI
  * connected); mzcoord_lease_boot_install_locked() installs them.
@@ -764,35 +759,24 @@ static const char *const boot_lease_query =
 void
 mzcoord_lease_boot_read(TimestampTz now)
 {
-	uint64		n;
+	MzcRecLease *rows;
+	int			n;
 
-	if (SPI_execute(boot_lease_query, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "mzcoord: could not read the lease records");
-	n = SPI_processed;
+	mzcoord_rec_read_leases(MZC_LEASE_MAX_RELS, &rows, &n);
 	boot_leases = palloc0(sizeof(MzcLeaseBoot) * Max(n, 1));
-	nboot_leases = (int) n;
-	for (uint64 r = 0; r < n; r++)
+	nboot_leases = n;
+	for (int r = 0; r < n; r++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[r];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
 		MzcLeaseBoot *b = &boot_leases[r];
-		bool		isnull;
-		Datum	   *elems;
-		bool	   *nulls;
-		int			ne;
 
-		strlcpy(b->name, SPI_getvalue(tup, desc, 1), NAMEDATALEN);
-		b->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
-		deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tup, desc, 3, &isnull)),
-						  TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &ne);
-		for (int i = 0; i < ne && b->ngids < MZC_LEASE_MAX_RELS; i++)
-			if (!nulls[i] &&
-				mzcoord_parse_gid(TextDatumGetCString(elems[i]), &b->gids[b->ngids]))
-				b->ngids++;
-		b->held_at = DatumGetInt64(SPI_getbinval(tup, desc, 4, &isnull));
-		b->ttl_ms = DatumGetInt64(SPI_getbinval(tup, desc, 5, &isnull));
-		b->expires_ms = mzcoord_lease_ms(DatumGetTimestampTz(SPI_getbinval(tup, desc, 6, &isnull)));
-		b->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 7, &isnull));
+		strlcpy(b->name, rows[r].name, NAMEDATALEN);
+		b->owner = rows[r].owner;
+		b->ngids = rows[r].ngids;
+		memcpy(b->gids, rows[r].gids, sizeof(int64) * rows[r].ngids);
+		b->held_at = rows[r].held_at;
+		b->ttl_ms = rows[r].ttl_ms;
+		b->expires_ms = mzcoord_lease_ms(rows[r].expires_at);
+		b->created_at = rows[r].created_at;
 		b->active = mzcoord_lease_ms(now) <= b->expires_ms && b->ttl_ms > 0;
 	}
 }

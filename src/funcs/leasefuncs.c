@@ -40,6 +40,7 @@
 #include "errors.h"
 #include "ids.h"
 #include "lease.h"
+#include "rec_bounds.h"
 #include "readhold.h"
 #include "settings.h"
 #include "shmem.h"
@@ -296,34 +297,11 @@ lease_rels_arg(FunctionCallInfo fcinfo, int *n)
 static mzc_ts
 committed_bound_floor(const Oid *rels, int n)
 {
-	Oid			argtypes[1] = {OIDARRAYOID};
-	Datum	   *elems = palloc(sizeof(Datum) * n);
-	Datum		values[1];
-	mzc_ts		floor = 0;
-	bool		isnull;
+	mzc_ts		floor;
 
-	for (int i = 0; i < n; i++)
-		elems[i] = ObjectIdGetDatum(rels[i]);
-	values[0] = PointerGetDatum(construct_array(elems, n, OIDOID, sizeof(Oid),
-												true, TYPALIGN_INT));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT pg_catalog.max(b.bound)"
-							  "  FROM mzcoord.compaction_bounds b"
-							  "  JOIN mzcoord.collections c"
-							  "    ON c.global_id OPERATOR(pg_catalog.=) b.global_id"
-							  "  JOIN mzcoord.items i ON i.id OPERATOR(pg_catalog.=) c.item_id"
-							  " WHERE i.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)",
-							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the compaction bounds");
-	if (SPI_processed == 1)
-	{
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-									  1, &isnull);
-
-		if (!isnull)
-			floor = DatumGetInt64(d);
-	}
+	floor = mzcoord_rec_max_bound_of(rels, n);
 	SPI_finish();
 	return floor;
 }

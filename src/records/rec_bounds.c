@@ -27,6 +27,38 @@ mzcoord_rec_bound(int64 gid, int64 *bound, bool *isnull)
 								"compaction bound", gid, bound, isnull);
 }
 
+int64
+mzcoord_rec_max_bound_of(const Oid *rels, int n)
+{
+	Oid			argtypes[1] = {OIDARRAYOID};
+	Datum	   *elems = palloc(sizeof(Datum) * n);
+	Datum		values[1];
+	int64		floor = 0;
+	bool		isnull;
+
+	for (int i = 0; i < n; i++)
+		elems[i] = ObjectIdGetDatum(rels[i]);
+	values[0] = PointerGetDatum(construct_array(elems, n, OIDOID, sizeof(Oid),
+												true, TYPALIGN_INT));
+	if (SPI_execute_with_args("SELECT pg_catalog.max(b.bound)"
+							  "  FROM mzcoord.compaction_bounds b"
+							  "  JOIN mzcoord.collections c"
+							  "    ON c.global_id OPERATOR(pg_catalog.=) b.global_id"
+							  "  JOIN mzcoord.items i ON i.id OPERATOR(pg_catalog.=) c.item_id"
+							  " WHERE i.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)",
+							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the compaction bounds");
+	if (SPI_processed == 1)
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									  1, &isnull);
+
+		if (!isnull)
+			floor = DatumGetInt64(d);
+	}
+	return floor;
+}
+
 /* The compaction bound, in the read's snapshot (NULL: empty). */
 int
 mzcoord_rec_replayed_bound(const char *gidtext, Snapshot snapshot,

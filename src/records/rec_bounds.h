@@ -42,6 +42,12 @@
 extern bool mzcoord_rec_bound(int64 gid, int64 *bound, bool *isnull);
 
 /*
+ * The greatest committed compaction bound of the collections of the n
+ * relations rels (0 if none has one), in the statement's snapshot.
+ */
+extern int64 mzcoord_rec_max_bound_of(const Oid *rels, int n);
+
+/*
  * The compaction bound of collection gidtext in snapshot, on a hot standby
  * (NULL: the empty frontier).  Returns the SPI result; see
  * mzcoord_rec_int8.
