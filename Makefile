@@ -16,7 +16,7 @@ MODULE_big = mzcoord
 # src/core is the pure core; every other folder under src is one plane of
 # the PostgreSQL glue (see doc/architecture.md).  Each plane's headers are
 # included by their bare names, so no plane folder shadows a server header.
-PLANES = base timeline controller funcs storage catalog compute worker init
+PLANES = base records timeline controller funcs storage catalog compute worker init
 CORE_SRCS = $(sort $(wildcard src/core/*.c))
 GLUE_SRCS = $(sort $(foreach p,$(PLANES),$(wildcard src/$(p)/*.c)))
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)

@@ -5,9 +5,9 @@
 #  2. a header X.h declares only functions that X.c defines, and X.c
 #     includes X.h (one owner per header);
 #  3. a file includes headers of its own plane or of lower planes only, in
-#     the order core < base < timeline < controller < funcs < storage,
-#     catalog < compute < worker < init (storage and catalog never include
-#     each other);
+#     the order core < base < records < timeline < controller < funcs <
+#     storage, catalog < compute < worker < init (storage and catalog never
+#     include each other);
 #  4. the pure core includes no PostgreSQL header and no plane header;
 #  5. the module include graph has no cycle;
 #  6. every source path cited in the documents (README.md, doc/*.md but the
@@ -40,8 +40,8 @@ use File::Basename;
 use FindBin;
 
 my $src = shift // "$FindBin::Bin/../src";
-my %rank = (core => 0, base => 1, timeline => 2, controller => 3, funcs => 4,
-			storage => 5, catalog => 5, compute => 6, worker => 7, init => 8);
+my %rank = (core => 0, base => 1, records => 2, timeline => 3, controller => 4,
+			funcs => 5, storage => 6, catalog => 6, compute => 7, worker => 8, init => 9);
 my (%plane_of, %files_of, %edges, @bad);
 
 sub slurp { local (@ARGV, $/) = @_; return <> }
