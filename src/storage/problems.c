@@ -57,6 +57,7 @@
 #include "ids.h"
 #include "oracle.h"
 #include "read.h"
+#include "rec_collections.h"
 #include "rowimage.h"
 #include "support.h"
 
@@ -434,6 +435,7 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 	Oid			capture_fn;
 	Oid			guard_fn;
 	MemoryContext caller = CurrentMemoryContext;
+	ListCell   *lc;
 
 	InitMaterializedSRF(fcinfo, 0);
 	sink.store = rsinfo->setResult;
@@ -444,13 +446,8 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 							  0, NULL, false);
 
 	mzcoord_spi_connect();
-	report_query_rows(&sink, "collection without history",
-					  "SELECT c.global_id FROM mzcoord.collections c"
-					  "  JOIN mzcoord.items i ON i.id OPERATOR(pg_catalog.=) c.item_id"
-					  " WHERE i.kind IN ('table', 'source', 'materialized_view')"
-					  "   AND NOT EXISTS (SELECT 1 FROM mzcoord.storage s"
-					  "                    WHERE s.global_id OPERATOR(pg_catalog.=) c.global_id)"
-					  " ORDER BY 1");
+	foreach(lc, mzcoord_rec_collections_without_history())
+		problem(&sink, "collection without history", lfirst(lc), NULL);
 	report_query_rows(&sink, "history without collection",
 					  "SELECT s.global_id FROM mzcoord.storage s"
 					  " WHERE NOT EXISTS (SELECT 1 FROM mzcoord.collections c"
