@@ -52,6 +52,7 @@
 
 #include "catalog.h"
 #include "query.h"
+#include "rec_items.h"
 #include "schedule.h"
 #include "support.h"
 #include "trigger.h"
@@ -344,10 +345,10 @@ dropped_view_reads(ChangeRows *cr, mzc_impl *impls, int nimpls,
 {
 	Datum	   *ids = palloc(sizeof(Datum) * Max(nimpls, 1));
 	int			nids = 0;
-	Oid			argtypes[1] = {TEXTARRAYOID};
-	Datum		args[1];
+	Datum		arr;
 	mzc_impl_read *reads = *readsp;
-	int			ret;
+	MzcRecRead *found;
+	int			n;
 
 	for (int i = 0; i < nimpls; i++)
 		if (impls[i].action == MZC_IMPL_DROPPED &&
@@ -358,30 +359,15 @@ dropped_view_reads(ChangeRows *cr, mzc_impl *impls, int nimpls,
 	if (nids < 2)
 		return nreads;
 
-	args[0] = PointerGetDatum(construct_array(ids, nids, TEXTOID, -1, false,
-											  TYPALIGN_INT));
+	arr = PointerGetDatum(construct_array(ids, nids, TEXTOID, -1, false,
+										  TYPALIGN_INT));
 	mzcoord_spi_connect();
-	ret = SPI_execute_with_args("SELECT ii.item_id, ii.input_item_id"
-								"  FROM mzcoord.item_inputs ii"
-								" WHERE ii.item_id OPERATOR(pg_catalog.=) ANY ($1)"
-								"   AND ii.input_item_id OPERATOR(pg_catalog.=) ANY ($1)",
-								1, argtypes, args, NULL, false, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "could not read the inputs of the dropped views: %s",
-			 SPI_result_code_string(ret));
-	reads = repalloc(reads, sizeof(mzc_impl_read) * (nreads + SPI_processed + 1));
-	for (uint64 i = 0; i < SPI_processed; i++)
+	n = mzcoord_rec_items_reads_among(arr, &found);
+	reads = repalloc(reads, sizeof(mzc_impl_read) * (nreads + n + 1));
+	for (int i = 0; i < n; i++)
 	{
-		int64_t		reader;
-		int64_t		input;
-
-		if (!mzc_gid_parse(SPI_getvalue(SPI_tuptable->vals[i],
-										SPI_tuptable->tupdesc, 1), &reader) ||
-			!mzc_gid_parse(SPI_getvalue(SPI_tuptable->vals[i],
-										SPI_tuptable->tupdesc, 2), &input))
-			elog(ERROR, "invalid item id in mzcoord.item_inputs");
-		reads[nreads].reader = reader;
-		reads[nreads].input = input;
+		reads[nreads].reader = found[i].reader;
+		reads[nreads].input = found[i].input;
 		nreads++;
 	}
 	SPI_finish();

@@ -35,7 +35,6 @@
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -43,7 +42,6 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
-#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "catalog.h"
@@ -69,76 +67,6 @@ Oid
 mzcoord_catalog_namespace(void)
 {
 	return get_namespace_oid("mzcoord", false);
-}
-
-/*
- * The first row of a read-only query on the catalog with one parameter, as
- * palloc'd strings (NULL for a null), or NULL if it returns no row.  Like
- * PostgreSQL's own catalog lookups, this reads the latest committed catalog
- * plus what this transaction wrote so far (e.g. earlier implications of the
- * same batch), whatever the isolation level.  what names the query in
- * internal errors.
- */
-char	  **
-mzcoord_catalog_first_row(const char *what, const char *sql, Oid argtype,
-						  Datum arg)
-{
-	MemoryContext caller = CurrentMemoryContext;
-	SPIPlanPtr	plan;
-	int			ret;
-	char	  **row = NULL;
-
-	mzcoord_spi_connect();
-	plan = SPI_prepare(sql, 1, &argtype);
-	if (plan == NULL)
-		elog(ERROR, "could not prepare the %s: %s", what,
-			 SPI_result_code_string(SPI_result));
-	ret = SPI_execute_snapshot(plan, &arg, NULL, GetLatestSnapshot(),
-							   InvalidSnapshot, true, false, 1);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "%s failed: %s", what, SPI_result_code_string(ret));
-	if (SPI_processed > 0)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-
-		row = MemoryContextAlloc(caller, sizeof(char *) * desc->natts);
-		for (int i = 0; i < desc->natts; i++)
-		{
-			char	   *v = SPI_getvalue(tup, desc, i + 1);
-
-			row[i] = v ? MemoryContextStrdup(caller, v) : NULL;
-		}
-	}
-	SPI_finish();
-	return row;
-}
-
-/*
- * Find the item whose relation is relid, and the global id of its primary
- * collection, in the latest catalog (see mzcoord_catalog_first_row).
- */
-void
-mzcoord_catalog_lookup(Oid relid, MzcItemRef *ref)
-{
-	char	  **row;
-
-	memset(ref, 0, sizeof(*ref));
-	row = mzcoord_catalog_first_row("catalog lookup",
-									"SELECT i.id, i.kind, c.global_id"
-									"  FROM mzcoord.items i"
-									"  LEFT JOIN mzcoord.collections c"
-									"    ON c.item_id OPERATOR(pg_catalog.=) i.id"
-									"   AND c.primary_id IS NULL"
-									" WHERE i.relation OPERATOR(pg_catalog.=) $1",
-									REGCLASSOID, ObjectIdGetDatum(relid));
-	if (row != NULL)
-	{
-		ref->found = true;
-		ref->id = row[0];
-		ref->kind = row[1];
-		ref->global_id = row[2];
-	}
 }
 
 /* ----------------------------------------------------------------

@@ -75,6 +75,7 @@
 #include "dispatch.h"
 #include "extension.h"
 #include "query.h"
+#include "rec_items.h"
 #include "schedule.h"
 #include "settings.h"
 #include "support.h"
@@ -350,7 +351,7 @@ mzc_require_owner(Oid relid)
 static void
 mzc_require_item(Oid relid, MzcItemRef *ref)
 {
-	mzcoord_catalog_lookup(relid, ref);
+	mzcoord_rec_items_lookup(relid, ref);
 	if (!ref->found && get_rel_relkind(relid) == RELKIND_RELATION)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -473,7 +474,7 @@ mzcoord_create_table(PG_FUNCTION_ARGS)
 	mzc_lock_relation(relid, ShareUpdateExclusiveLock);
 	mzcoord_check_registrable_table(relid);
 	mzc_require_owner(relid);
-	mzcoord_catalog_lookup(relid, &ref);
+	mzcoord_rec_items_lookup(relid, &ref);
 	if (ref.found)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -662,39 +663,6 @@ mzcoord_set_retain_history(PG_FUNCTION_ARGS)
 }
 
 /*
- * The items that read item_id, directly or transitively, as message lines
- * "materialized view s.v depends on table s.t"; NULL if there are none.
- * Reads the latest committed catalog (plus this transaction's changes).
- */
-static char *
-mzc_dependents(const char *item_id)
-{
-	char	  **row;
-
-	row = mzcoord_catalog_first_row("dependents query",
-									"WITH RECURSIVE dep(item_id, input_item_id, depth) AS ("
-									"  SELECT ii.item_id, ii.input_item_id, 1"
-									"    FROM mzcoord.item_inputs ii"
-									"   WHERE ii.input_item_id = $1"
-									"  UNION"
-									"  SELECT ii.item_id, ii.input_item_id, d.depth + 1"
-									"    FROM mzcoord.item_inputs ii"
-									"    JOIN dep d ON ii.input_item_id = d.item_id"
-									"   WHERE d.depth < 1000"
-									")"
-									"SELECT pg_catalog.string_agg(pg_catalog.format('%s %I.%I depends on %s %I.%I',"
-									"         pg_catalog.replace(i.kind, '_', ' '), i.schema_name, i.name,"
-									"         pg_catalog.replace(p.kind, '_', ' '), p.schema_name, p.name),"
-									"         E'\\n' ORDER BY e.depth, pg_catalog.length(i.id), i.id)"
-									"  FROM (SELECT DISTINCT ON (item_id, input_item_id) * FROM dep"
-									"         ORDER BY item_id, input_item_id, depth) e"
-									"  JOIN mzcoord.items i ON i.id = e.item_id"
-									"  JOIN mzcoord.items p ON p.id = e.input_item_id",
-									TEXTOID, CStringGetTextDatum(item_id));
-	return row ? row[0] : NULL;
-}
-
-/*
  * SQL: mzcoord.drop(rel regclass, cascade boolean DEFAULT false)
  *		RETURNS void
  */
@@ -740,7 +708,7 @@ mzcoord_drop(PG_FUNCTION_ARGS)
 
 	qname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 									   get_rel_name(relid));
-	dependents = mzc_dependents(ref.id);
+	dependents = mzcoord_rec_items_dependents(ref.id);
 	if (dependents != NULL && !cascade)
 		ereport(ERROR,
 				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
@@ -784,9 +752,6 @@ mzcoord_on_sql_drop(PG_FUNCTION_ARGS)
 	int			ret;
 	Datum		dropped;
 	bool		isnull;
-	SPIPlanPtr	plan;
-	Oid			argtypes[1] = {OIDARRAYOID};
-	Snapshot	crosscheck = InvalidSnapshot;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -831,25 +796,7 @@ mzcoord_on_sql_drop(PG_FUNCTION_ARGS)
 				own = true;
 
 		if (!own)
-		{
-			plan = SPI_prepare("DELETE FROM mzcoord.items"
-							   " WHERE relation OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.regclass[])",
-							   1, argtypes);
-			if (plan == NULL)
-				elog(ERROR, "could not prepare the item deletion: %s",
-					 SPI_result_code_string(SPI_result));
-			if (IsolationUsesXactSnapshot())
-			{
-				CommandCounterIncrement();
-				crosscheck = GetTransactionSnapshot();
-			}
-			ret = SPI_execute_snapshot(plan, &dropped, NULL,
-									   GetLatestSnapshot(), crosscheck,
-									   false, true, 0);
-			if (ret != SPI_OK_DELETE)
-				elog(ERROR, "item deletion failed: %s",
-					 SPI_result_code_string(ret));
-		}
+			mzcoord_rec_items_delete_dropped(dropped);
 	}
 	SPI_finish();
 	PG_RETURN_VOID();

@@ -65,6 +65,7 @@
 #include "catalog.h"
 #include "coldefs.h"
 #include "query.h"
+#include "rec_items.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_sql_analyze_materialized_view);
 PG_FUNCTION_INFO_V1(mzcoord_sql_query_relation_names);
@@ -839,7 +840,7 @@ collect_inputs(List *relids, MzcQueryInfo *info)
 		/* An expanded view keeps a placeholder entry for its permissions. */
 		if (get_rel_relkind(relid) == RELKIND_VIEW)
 			continue;
-		mzcoord_catalog_lookup(relid, &ref);
+		mzcoord_rec_items_lookup(relid, &ref);
 		if (!ref.found)
 			not_a_collection(relid, NULL);
 		if (strcmp(ref.kind, "sink") == 0 || strcmp(ref.kind, "index") == 0)

@@ -53,6 +53,7 @@
 #include "utils/rel.h"
 
 #include "catalog.h"
+#include "rec_items.h"
 #include "support.h"
 #include "trigger.h"
 
@@ -178,19 +179,9 @@ catalog_trigger_init(void)
 static List *
 mzc_collect_rows(List *rows, const char *tablename, Oid rowtype)
 {
-	int			ret;
 	Datum		arr;
-	bool		isnull;
 
-	ret = SPI_execute(psprintf("SELECT pg_catalog.array_agg(r::mzcoord.items) FROM %s r",
-							   tablename),
-					  true, 0);
-	if (ret != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not read transition table %s: %s", tablename,
-			 SPI_result_code_string(ret));
-	arr = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-						&isnull);
-	if (!isnull)
+	if (mzcoord_rec_items_transition(tablename, &arr))
 	{
 		Datum	   *elems;
 		bool	   *nulls;

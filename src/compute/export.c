@@ -73,6 +73,7 @@
 #include "history.h"
 #include "ids.h"
 #include "read.h"
+#include "rec_items.h"
 #include "rowimage.h"
 #include "source.h"
 #include "support.h"
@@ -96,16 +97,6 @@ static Oid	exporting_relid = InvalidOid;
 #define MZC_SINKCOL_DIFF (-2)
 #define MZC_SINKCOL_DROPPED (-3)
 
-/* What the catalog says of a sink (read after it is locked). */
-typedef struct SinkRow
-{
-	int64		as_of;
-	int64		upper;
-	bool		sealed;			/* upper is the empty frontier */
-	int64		input;			/* global id of its input */
-	bool		snapshot;
-} SinkRow;
-
 /* An export in progress: the rows waiting to be inserted. */
 typedef struct ExportState
 {
@@ -124,48 +115,14 @@ typedef struct ExportState
 
 /* Read the sink's catalog row with a fresh snapshot; false if it is gone. */
 static bool
-read_sink_row(int64 gid, SinkRow *s)
+read_sink_row(int64 gid, MzcRecSink *s)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
-	SPIPlanPtr	plan;
-	HeapTuple	tup;
-	TupleDesc	desc;
-	bool		isnull;
-	Datum		d;
+	bool		found;
 
 	mzcoord_spi_connect();
-	plan = SPI_prepare("SELECT c.as_of, c.upper,"
-					   "       mzcoord._gid_num(r.input_global_id),"
-					   "       COALESCE(o.snapshot, true)"
-					   "  FROM mzcoord.items i"
-					   "  JOIN mzcoord.collections c"
-					   "    ON c.item_id OPERATOR(pg_catalog.=) i.id AND c.primary_id IS NULL"
-					   "  JOIN mzcoord.item_inputs r"
-					   "    ON r.item_id OPERATOR(pg_catalog.=) i.id"
-					   "  LEFT JOIN mzcoord.sink_options o"
-					   "    ON o.item_id OPERATOR(pg_catalog.=) i.id"
-					   " WHERE c.global_id OPERATOR(pg_catalog.=) $1"
-					   "   AND i.kind OPERATOR(pg_catalog.=) 'sink'",
-					   1, argtypes);
-	if (plan == NULL ||
-		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, true, false, 2) != SPI_OK_SELECT)
-		elog(ERROR, "could not read sink " MZC_GID_FMT, gid);
-	if (SPI_processed != 1)
-	{
-		SPI_finish();
-		return false;
-	}
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	s->as_of = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-	d = SPI_getbinval(tup, desc, 2, &s->sealed);
-	s->upper = s->sealed ? 0 : DatumGetInt64(d);
-	s->input = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
-	s->snapshot = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+	found = mzcoord_rec_items_read_sink(gid, s);
 	SPI_finish();
-	return true;
+	return found;
 }
 
 /*
@@ -365,7 +322,7 @@ window_before_error(Relation input, const MzcHistory *h, Snapshot snapshot,
  * returns the new upper (m, or the first time left for the next export).
  */
 static int64
-export_window(ExportState *st, const SinkRow *s, const MzcHistory *h,
+export_window(ExportState *st, const MzcRecSink *s, const MzcHistory *h,
 			  Relation input, int64 m, MzcExportResult *res)
 {
 	TupleDesc	idesc = RelationGetDescr(input);
@@ -403,7 +360,7 @@ mzcoord_export_sink(int64 gid, MzcExportResult *res)
 	Oid			relid = mzcoord_ctl_relation_of(gid, MZC_KIND_SINK);
 	Relation	sink;
 	Relation	input;
-	SinkRow		s;
+	MzcRecSink	s;
 	MzcCollectionInfo in;
 	MzcHistory *h;
 	ExportState st = {0};

@@ -62,6 +62,8 @@
 #include "extension.h"
 #include "ids.h"
 #include "maintain.h"
+#include "rec_items.h"
+#include "rec_maintenance.h"
 #include "refresh.h"
 #include "settings.h"
 #include "support.h"
@@ -102,14 +104,11 @@ static int	next_pos = 0;		/* where the next round starts in the list */
 static TimeoutId step_timeout_id = MAX_TIMEOUTS;
 static volatile sig_atomic_t step_timed_out = false;
 
-/* What one step did, for mzcoord.maintenance. */
+/* What one step did. */
 typedef struct StepOutcome
 {
 	bool		did;
-	int64		new_upper;		/* -1: the empty frontier */
-	int64		rows;
-	int			times;
-	int			incremental;	/* times refreshed from the inputs' updates */
+	MzcStepCounts counts;		/* for mzcoord.maintenance */
 } StepOutcome;
 
 static void
@@ -138,94 +137,28 @@ backing_off(int64 gid, TimestampTz now)
  * consecutive failures now.
  */
 static int64
-record_outcome(int64 gid, const StepOutcome *o, ErrorData *edata,
+record_outcome(int64 gid, const MzcStepCounts *o, ErrorData *edata,
 			   double duration_ms)
 {
-	Oid			argtypes[8] = {TEXTOID, INT8OID, INT8OID, INT4OID, FLOAT8OID,
-	TEXTOID, TEXTOID, INT4OID};
-	Datum		values[8];
-	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
-	int64		failures = 0;
-	bool		isnull;
-	int			ret;
-
-	values[0] = CStringGetTextDatum(mzcoord_gid_text(gid));
-	values[1] = Int64GetDatum(o != NULL ? o->new_upper : 0);
-	nulls[1] = (o == NULL || o->new_upper < 0) ? 'n' : ' ';
-	values[2] = Int64GetDatum(o != NULL ? o->rows : 0);
-	values[3] = Int32GetDatum(o != NULL ? o->times : 0);
-	values[4] = Float8GetDatum(duration_ms);
-	values[7] = Int32GetDatum(o != NULL ? o->incremental : 0);
-	if (edata != NULL)
-	{
-		values[5] = CStringGetTextDatum(edata->message ? edata->message : "unknown error");
-		values[6] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
-	}
-	else
-		nulls[5] = nulls[6] = 'n';
+	int64		failures;
 
 	mzcoord_spi_connect();
-	/* The item may have been dropped meanwhile: then there is no row. */
-	ret = SPI_execute_with_args(edata == NULL ?
-								"INSERT INTO mzcoord.maintenance AS m"
-								"   (item_id, steps, upper, updates, times,"
-								"    incremental_times, last_step_at, last_step_ms)"
-								" SELECT i.id, 1, $2, $3, $4, $8, pg_catalog.now(), $5"
-								"   FROM mzcoord.items i"
-								"  WHERE i.id OPERATOR(pg_catalog.=) $1"
-								" ON CONFLICT (item_id) DO UPDATE"
-								"    SET steps = m.steps OPERATOR(pg_catalog.+) 1,"
-								"        upper = $2,"
-								"        updates = m.updates OPERATOR(pg_catalog.+) $3,"
-								"        times = m.times OPERATOR(pg_catalog.+) $4,"
-								"        incremental_times = m.incremental_times"
-								"            OPERATOR(pg_catalog.+) $8,"
-								"        last_step_at = pg_catalog.now(), last_step_ms = $5,"
-								"        failures = 0"
-								" RETURNING m.failures"
-								:
-								"INSERT INTO mzcoord.maintenance AS m"
-								"   (item_id, failures, error, error_code, error_at)"
-								" SELECT i.id, 1, $6, $7, pg_catalog.now()"
-								"   FROM mzcoord.items i"
-								"  WHERE i.id OPERATOR(pg_catalog.=) $1"
-								" ON CONFLICT (item_id) DO UPDATE"
-								"    SET failures = m.failures OPERATOR(pg_catalog.+) 1,"
-								"        error = $6, error_code = $7,"
-								"        error_at = pg_catalog.now()"
-								" RETURNING m.failures",
-								8, argtypes, values, nulls, false, 0);
-	if (ret != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "could not record the maintenance of " MZC_GID_FMT ": %s",
-			 gid, SPI_result_code_string(ret));
-	if (SPI_processed == 1)
-		failures = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-											   SPI_tuptable->tupdesc, 1, &isnull));
+	failures = mzcoord_rec_maintenance_record(gid, o, edata, duration_ms);
 	SPI_finish();
 	return failures;
 }
 
 /*
- * Lock the object's item row FOR KEY SHARE, never waiting (SKIP LOCKED):
- * a drop deletes the row and then drops the relation, so a step that holds
- * the row first cannot deadlock with it, and until the step commits the
- * row (which mzcoord.maintenance refers to) stays.  False if the item is
- * gone or being changed: the next pass tries again.
+ * Lock the object's item row, never waiting (mzcoord_rec_items_claim).
+ * False if the item is gone or being changed: the next pass tries again.
  */
 static bool
 claim_item(int64 gid)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
 	bool		found;
 
 	mzcoord_spi_connect();
-	if (SPI_execute_with_args("SELECT 1 FROM mzcoord.items i"
-							  " WHERE i.id OPERATOR(pg_catalog.=) $1"
-							  "   FOR KEY SHARE SKIP LOCKED",
-							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not lock the item of " MZC_GID_FMT, gid);
-	found = SPI_processed == 1;
+	found = mzcoord_rec_items_claim(gid);
 	SPI_finish();
 	return found;
 }
@@ -282,19 +215,19 @@ run_step(int64 gid, MzcKind kind, StepOutcome *o)
 		MzcRefreshResult res;
 
 		o->did = mzcoord_refresh_view(gid, &res);
-		o->new_upper = res.new_upper;
-		o->rows = res.rows_changed;
-		o->times = res.times;
-		o->incremental = res.incremental;
+		o->counts.new_upper = res.new_upper;
+		o->counts.rows = res.rows_changed;
+		o->counts.times = res.times;
+		o->counts.incremental = res.incremental;
 	}
 	else
 	{
 		MzcExportResult res;
 
 		o->did = mzcoord_export_sink(gid, &res);
-		o->new_upper = res.new_upper;
-		o->rows = res.rows_exported;
-		o->times = res.times;
+		o->counts.new_upper = res.new_upper;
+		o->counts.rows = res.rows_exported;
+		o->counts.times = res.times;
 	}
 }
 
@@ -476,8 +409,8 @@ maintain_one(int slot, int64 gid, MzcKind kind, bool after_failure,
 		 * the table.  A step after failures is always recorded (it clears
 		 * them).
 		 */
-		if (o.did && (o.times > 0 || after_failure))
-			(void) record_outcome(gid, &o, NULL,
+		if (o.did && (o.counts.times > 0 || after_failure))
+			(void) record_outcome(gid, &o.counts, NULL,
 								  (GetCurrentTimestamp() - start) / 1000.0);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(xactcxt);

@@ -87,6 +87,8 @@
 #include "ids.h"
 #include "incremental.h"
 #include "read.h"
+#include "rec_items.h"
+#include "rec_view_errors.h"
 #include "refresh.h"
 #include "rowimage.h"
 #include "schedule.h"
@@ -118,77 +120,19 @@
  */
 #define MZC_REFRESH_STEP_MS 500
 
-/* What the catalog says of a materialized view (read after it is locked). */
-typedef struct ViewRow
-{
-	char	   *definition;
-	ArrayType  *schedule;		/* NULL: continual */
-	int64		as_of;
-	int64		upper;
-	bool		sealed;			/* upper is the empty frontier */
-	int			ninputs;
-	int64	   *inputs;			/* global ids */
-} ViewRow;
-
-static bool inputs_in_error(const ViewRow *v, int64 from, int64 upto);
+static bool inputs_in_error(const MzcRecView *v, int64 from, int64 upto);
 
 /* Read the view's catalog row with a fresh snapshot; false if it is gone. */
 static bool
-read_view_row(int64 gid, ViewRow *v)
+read_view_row(int64 gid, MzcRecView *v)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
-	SPIPlanPtr	plan;
-	HeapTuple	tup;
-	TupleDesc	desc;
-	bool		isnull;
-	Datum		d;
 	MemoryContext cxt = CurrentMemoryContext;
+	bool		found;
 
 	mzcoord_spi_connect();
-	plan = SPI_prepare("SELECT i.definition, i.refresh, c.as_of, c.upper,"
-					   "       ARRAY(SELECT mzcoord._gid_num(r.input_global_id)"
-					   "               FROM mzcoord.item_inputs r"
-					   "              WHERE r.item_id OPERATOR(pg_catalog.=) i.id)"
-					   "  FROM mzcoord.items i"
-					   "  JOIN mzcoord.collections c"
-					   "    ON c.item_id OPERATOR(pg_catalog.=) i.id AND c.primary_id IS NULL"
-					   " WHERE c.global_id OPERATOR(pg_catalog.=) $1"
-					   "   AND i.kind OPERATOR(pg_catalog.=) 'materialized_view'",
-					   1, argtypes);
-	if (plan == NULL ||
-		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read materialized view " MZC_GID_FMT, gid);
-	if (SPI_processed != 1)
-	{
-		SPI_finish();
-		return false;
-	}
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	{
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-		ArrayType  *arr;
-		Datum	   *elems;
-		bool	   *nulls;
-
-		v->definition = SPI_getvalue(tup, desc, 1);
-		d = SPI_getbinval(tup, desc, 2, &isnull);
-		v->schedule = isnull ? NULL : DatumGetArrayTypePCopy(d);
-		v->as_of = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
-		d = SPI_getbinval(tup, desc, 4, &v->sealed);
-		v->upper = v->sealed ? 0 : DatumGetInt64(d);
-		arr = DatumGetArrayTypeP(SPI_getbinval(tup, desc, 5, &isnull));
-		deconstruct_array(arr, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-						  &elems, &nulls, &v->ninputs);
-		v->inputs = palloc(sizeof(int64) * Max(v->ninputs, 1));
-		for (int i = 0; i < v->ninputs; i++)
-			v->inputs[i] = DatumGetInt64(elems[i]);
-		MemoryContextSwitchTo(old);
-	}
+	found = mzcoord_rec_items_read_view(gid, cxt, v);
 	SPI_finish();
-	return true;
+	return found;
 }
 
 /*
@@ -198,7 +142,7 @@ read_view_row(int64 gid, ViewRow *v)
  * is left to inputs_upper, which reports it.
  */
 static bool
-lock_inputs(const ViewRow *v)
+lock_inputs(const MzcRecView *v)
 {
 	for (int i = 0; i < v->ninputs; i++)
 	{
@@ -217,7 +161,7 @@ lock_inputs(const ViewRow *v)
  * view without inputs, whose contents never change.
  */
 static int64
-inputs_upper(const ViewRow *v)
+inputs_upper(const MzcRecView *v)
 {
 	int64		least = -1;
 
@@ -316,7 +260,7 @@ collect_error_times(int64 gid, Snapshot snapshot, int64 from, int64 upto,
  * is complete to afterwards (-1: the empty frontier).
  */
 static int
-continual_times(const ViewRow *v, int64 from, int64 m, bool first,
+continual_times(const MzcRecView *v, int64 from, int64 m, bool first,
 				int64 *times, int64 *new_upper)
 {
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
@@ -435,7 +379,7 @@ forget_old_errors(int64 gid)
 	MzcCollectionInfo info;
 
 	if (mzcoord_ctl_lookup_gid(gid, &info) && !info.since.empty)
-		mzcoord_view_error_forget(gid, info.since.ts);
+		mzcoord_rec_view_errors_forget(gid, info.since.ts);
 }
 
 /*
@@ -446,7 +390,7 @@ forget_old_errors(int64 gid)
  * retried (maintain.c).
  */
 static bool
-evaluate_one(const ViewRow *v, Relation rel, int64 ts, MzcRowSet *next,
+evaluate_one(const MzcRecView *v, Relation rel, int64 ts, MzcRowSet *next,
 			 MzcRefreshResult *res, ErrorData **edata)
 {
 	MemoryContext cxt = CurrentMemoryContext;
@@ -496,7 +440,7 @@ evaluate_one(const ViewRow *v, Relation rel, int64 ts, MzcRowSet *next,
  * if the query does not allow it.
  */
 static MzcIncremental *
-prepare_incremental(const ViewRow *v, Relation rel)
+prepare_incremental(const MzcRecView *v, Relation rel)
 {
 	MzcIncremental *inc;
 	Oid			save_user;
@@ -617,7 +561,7 @@ add_content_row(void *arg, TupleTableSlot *row, int64 count)
  * the time is recomputed.
  */
 static bool
-input_view_in_error(const ViewRow *v, int64 ts)
+input_view_in_error(const MzcRecView *v, int64 ts)
 {
 	return inputs_in_error(v, ts > 0 ? ts - 1 : ts, ts);
 }
@@ -662,10 +606,10 @@ begin_skipped(int64 gid, int64 from, int64 last, bool in_error)
 	if (from >= last)
 		return false;
 	if (in_error)
-		mzcoord_view_error_end(gid, from);
+		mzcoord_rec_view_errors_end(gid, from);
 	msg = psprintf("the materialized view was not evaluated at times " INT64_FORMAT " to " INT64_FORMAT ": more of its inputs' times changed in one refresh step than it recomputes, so it skipped to the last one",
 				   from, last - 1);
-	mzcoord_view_error_begin(gid, from, MZC_ERRCODE_NOT_EVALUATED, msg);
+	mzcoord_rec_view_errors_begin(gid, from, MZC_ERRCODE_NOT_EVALUATED, msg);
 	pfree(msg);
 	return true;
 }
@@ -683,7 +627,7 @@ begin_skipped(int64 gid, int64 from, int64 last, bool in_error)
  * range and gets the difference from them.
  */
 static void
-evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
+evaluate_times(const MzcRecView *v, Relation rel, const MzcHistory *h,
 			   MzcIncremental *inc, const int64 *times, int n, bool fresh,
 			   int64 skip_from, MzcRefreshResult *res)
 {
@@ -737,11 +681,11 @@ evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 		{
 			/* A time not evaluated is not the data error of this one. */
 			if (skipping)
-				mzcoord_view_error_end(h->gid, times[i]);
+				mzcoord_rec_view_errors_end(h->gid, times[i]);
 			if (!in_error || skipping)
-				mzcoord_view_error_begin(h->gid, times[i], edata->sqlerrcode,
-										 edata->message ? edata->message :
-										 "unknown error");
+				mzcoord_rec_view_errors_begin(h->gid, times[i], edata->sqlerrcode,
+											  edata->message ? edata->message :
+											  "unknown error");
 			in_error = true;
 			skipping = false;
 			FreeErrorData(edata);
@@ -749,7 +693,7 @@ evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
 			continue;
 		}
 		if (in_error)
-			mzcoord_view_error_end(h->gid, times[i]);
+			mzcoord_rec_view_errors_end(h->gid, times[i]);
 		in_error = false;
 		skipping = false;
 		res->rows_changed += write_difference(h, desc, prev, next, times[i]);
@@ -768,7 +712,7 @@ evaluate_times(const ViewRow *v, Relation rel, const MzcHistory *h,
  * the incremental path reads.
  */
 static bool
-inputs_in_error(const ViewRow *v, int64 from, int64 upto)
+inputs_in_error(const MzcRecView *v, int64 from, int64 upto)
 {
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	bool		found = false;
@@ -793,7 +737,7 @@ inputs_in_error(const ViewRow *v, int64 from, int64 upto)
  * (whole times; always after from).
  */
 static int64
-interval_end(const ViewRow *v, int64 from, int64 m, int64 max_updates)
+interval_end(const MzcRecView *v, int64 from, int64 m, int64 max_updates)
 {
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	int64		end = m;
@@ -855,7 +799,7 @@ interval_one(MzcIncremental *inc, Relation rel, const MzcHistory *h,
  * the caller evaluates the times from there one by one.
  */
 static int64
-refresh_intervals(const ViewRow *v, MzcIncremental *inc, Relation rel,
+refresh_intervals(const MzcRecView *v, MzcIncremental *inc, Relation rel,
 				  const MzcHistory *h, int64 m, MzcRefreshResult *res,
 				  bool *undecided)
 {
@@ -914,7 +858,7 @@ refresh_intervals(const ViewRow *v, MzcIncremental *inc, Relation rel,
  * than one step.
  */
 static int64
-refresh_continual(const ViewRow *v, Relation rel, const MzcHistory *h,
+refresh_continual(const MzcRecView *v, Relation rel, const MzcHistory *h,
 				  int64 m, MzcRefreshResult *res)
 {
 	MzcIncremental *inc = prepare_incremental(v, rel);
@@ -964,7 +908,7 @@ mzcoord_refresh_view(int64 gid, MzcRefreshResult *res)
 {
 	Oid			relid = mzcoord_ctl_relation_of(gid, MZC_KIND_MATERIALIZED_VIEW);
 	Relation	rel;
-	ViewRow		v;
+	MzcRecView	v;
 	MzcHistory *h;
 	int64		m;
 	int64		times[1];

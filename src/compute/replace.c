@@ -57,6 +57,8 @@
 #include "ids.h"
 #include "oracle.h"
 #include "rec_collections.h"
+#include "rec_items.h"
+#include "rec_replacements.h"
 #include "refresh.h"
 #include "support.h"
 
@@ -73,49 +75,9 @@ static char replacing_item[MZC_ITEM_ID_LEN] = "";
 static char replacing_successor[MZC_ITEM_ID_LEN] = "";
 static int64 replacing_at = 0;
 
-/* The pair a replacement belongs to. */
-typedef struct ReplacementPair
-{
-	char	   *item_id;		/* the replacement */
-	char	   *target_id;
-	Oid			target_rel;
-} ReplacementPair;
-
-/*
- * The first column of the first row of sql, run with one parameter (value,
- * of type), as text; NULL if there is no row or the value is NULL.
- */
-static char *
-catalog_value(const char *sql, Oid type, Datum value)
-{
-	char	   *v = NULL;
-	MemoryContext caller = CurrentMemoryContext;
-
-	mzcoord_spi_connect();
-	/* Not read-only: sees what this transaction wrote before, fresh. */
-	if (SPI_execute_with_args(sql, 1, &type, &value, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the mzcoord catalog");
-	if (SPI_processed == 1)
-	{
-		char	   *s = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-
-		if (s != NULL)
-			v = MemoryContextStrdup(caller, s);
-	}
-	SPI_finish();
-	return v;
-}
-
-/* The same, with a relation's OID as the parameter. */
-static char *
-item_value(const char *sql, Oid relid)
-{
-	return catalog_value(sql, OIDOID, ObjectIdGetDatum(relid));
-}
-
 /*
  * The durable upper of gid in a fresh snapshot (its collections row, as
- * catalog_value reads): *found whether it has a row, *empty if the upper is
+ * mzcoord_rec_current_upper reads it): *found whether it has a row, *empty if the upper is
  * NULL or there is no row.
  */
 static int64
@@ -198,23 +160,10 @@ check_same_columns(Oid target, Oid replacement)
 static void
 check_no_cycle(const char *item_id, const char *target_id, Oid target)
 {
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		values[2] = {CStringGetTextDatum(item_id),
-	CStringGetTextDatum(target_id)};
 	bool		cycle;
 
 	mzcoord_spi_connect();
-	if (SPI_execute_with_args("WITH RECURSIVE readers(id) AS ("
-							  "  SELECT $2::pg_catalog.text"
-							  "  UNION"
-							  "  SELECT ii.item_id FROM mzcoord.item_inputs ii"
-							  "    JOIN readers r ON ii.input_item_id OPERATOR(pg_catalog.=) r.id)"
-							  " SELECT 1 FROM mzcoord.item_inputs ii"
-							  "  WHERE ii.item_id OPERATOR(pg_catalog.=) $1"
-							  "    AND ii.input_item_id IN (SELECT id FROM readers)",
-							  2, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the mzcoord catalog");
-	cycle = SPI_processed > 0;
+	cycle = mzcoord_rec_items_reads_target(item_id, target_id);
 	SPI_finish();
 	if (cycle)
 		ereport(ERROR,
@@ -259,9 +208,7 @@ mzcoord_create_replacement(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", target)));
 	mzcoord_extension_guard();
-	kind = item_value("SELECT i.kind FROM mzcoord.items i"
-					  " WHERE i.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
-					  target);
+	kind = mzcoord_rec_items_kind_of(target);
 	if (kind == NULL || strcmp(kind, "materialized_view") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -270,17 +217,13 @@ mzcoord_create_replacement(PG_FUNCTION_ARGS)
 	require_owner(target);
 	/* The target's refreshes wait; so does a drop of it. */
 	LockRelationOid(target, ShareRowExclusiveLock);
-	target_id = item_value("SELECT i.id FROM mzcoord.items i"
-						   " WHERE i.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
-						   target);
+	target_id = mzcoord_rec_items_id_of(target);
 	if (target_id == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an mzcoord materialized view",
 						get_rel_name(target))));
-	if (catalog_value("SELECT 1 FROM mzcoord.replacements r"
-					  " WHERE r.item_id OPERATOR(pg_catalog.=) $1",
-					  TEXTOID, CStringGetTextDatum(target_id)) != NULL)
+	if (mzcoord_rec_replacements_is_one(target_id))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is a replacement itself", get_rel_name(target)),
@@ -295,31 +238,17 @@ mzcoord_create_replacement(PG_FUNCTION_ARGS)
 	/* The new view, created as the caller, with the target's settings. */
 	values[0] = PG_GETARG_DATUM(1);
 	values[1] = PG_GETARG_DATUM(2);
-	{
-		Datum		id = CStringGetTextDatum(target_id);
-
-		mzcoord_spi_connect();
-		if (SPI_execute_with_args("SELECT i.retain_history, i.refresh FROM mzcoord.items i"
-								  " WHERE i.id OPERATOR(pg_catalog.=) $1",
-								  1, argtypes, &id, NULL, true, 1) != SPI_OK_SELECT ||
-			SPI_processed != 1)
-			elog(ERROR, "could not read the item of \"%s\"", get_rel_name(target));
-		values[2] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		nulls[2] = isnull ? 'n' : ' ';
-		values[3] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
-		nulls[3] = isnull ? 'n' : ' ';
-		if (SPI_execute_with_args("SELECT mzcoord.create_materialized_view($1, $2, $3, $4)",
-								  4, argtypes, values, nulls, false, 1) != SPI_OK_SELECT ||
-			SPI_processed != 1)
-			elog(ERROR, "could not create the replacement");
-		item_id = MemoryContextStrdup(TopTransactionContext,
-									  SPI_getvalue(SPI_tuptable->vals[0],
-												   SPI_tuptable->tupdesc, 1));
-		SPI_finish();
-	}
-	relname = catalog_value("SELECT i.relation::pg_catalog.oid::pg_catalog.text"
-							"  FROM mzcoord.items i WHERE i.id OPERATOR(pg_catalog.=) $1",
-							TEXTOID, CStringGetTextDatum(item_id));
+	mzcoord_spi_connect();
+	mzcoord_rec_items_settings(target_id, target, &values[2], &nulls[2]);
+	if (SPI_execute_with_args("SELECT mzcoord.create_materialized_view($1, $2, $3, $4)",
+							  4, argtypes, values, nulls, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not create the replacement");
+	item_id = MemoryContextStrdup(TopTransactionContext,
+								  SPI_getvalue(SPI_tuptable->vals[0],
+											   SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	relname = mzcoord_rec_items_relation_text(item_id);
 	if (relname == NULL)
 		elog(ERROR, "the replacement \"%s\" has no relation", item_id);
 	check_same_columns(target, (Oid) strtoul(relname, NULL, 10));
@@ -333,33 +262,11 @@ mzcoord_create_replacement(PG_FUNCTION_ARGS)
 }
 
 /* The pair of the replacement whose relation is relid; raises if none. */
-static ReplacementPair
+static MzcReplacementPair
 find_pair(Oid relid)
 {
-	Oid			argtypes[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(relid)};
-	ReplacementPair p = {0};
-	MemoryContext caller = CurrentMemoryContext;
-	bool		isnull;
+	MzcReplacementPair p = mzcoord_rec_replacements_pair(relid);
 
-	mzcoord_spi_connect();
-	if (SPI_execute_with_args("SELECT r.item_id, r.target_id, t.relation::pg_catalog.oid"
-							  "  FROM mzcoord.replacements r"
-							  "  JOIN mzcoord.items i ON i.id OPERATOR(pg_catalog.=) r.item_id"
-							  "  JOIN mzcoord.items t ON t.id OPERATOR(pg_catalog.=) r.target_id"
-							  " WHERE i.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the mzcoord catalog");
-	if (SPI_processed == 1)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-
-		p.item_id = MemoryContextStrdup(caller, SPI_getvalue(tup, desc, 1));
-		p.target_id = MemoryContextStrdup(caller, SPI_getvalue(tup, desc, 2));
-		p.target_rel = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
-	}
-	SPI_finish();
 	if (p.item_id == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -403,7 +310,7 @@ Datum
 mzcoord_apply_replacement(PG_FUNCTION_ARGS)
 {
 	Oid			relid;
-	ReplacementPair p;
+	MzcReplacementPair p;
 	int64		at;
 	int64		upper;
 	bool		found;

@@ -5,10 +5,11 @@
  *	  tick, after the extension was (re)created, after a failed publication
  *	  and on request (mzcoord._controller_rebootstrap()).
  *
- * The catalog rows are read with SPI; a collection with history starts at
- * its committed compaction bound (mzcoord.compaction_bounds, the authority:
- * its durable hold sits there, so nothing compacted becomes readable and no
- * since regresses), any other at its durable since.  Then the as-ofs of
+ * The catalog rows are read with SPI (src/records/rec_collections.c); a
+ * collection with history starts at its committed compaction bound
+ * (mzcoord.compaction_bounds, the authority: its durable hold sits there,
+ * so nothing compacted becomes readable and no since regresses), any other
+ * at its durable since.  Then the as-ofs of
  * maintained collections are selected (reference 2.6), and the controller
  * is emptied and rebuilt in one exclusive section.  A publication between the catalog read and the
  * build is noticed through MzcController.publications and makes the
@@ -39,125 +40,11 @@
 #include "oracle.h"
 #include "settings.h"
 #include "publish.h"
+#include "rec_collections.h"
 #include "collections.h"
 #include "frontier.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_controller_rebootstrap);
-
-/* One collection as the catalog describes it. */
-typedef struct MzcBootRow
-{
-	int64		gid;
-	char		item_id[MZC_ITEM_ID_LEN];
-	MzcKind		kind;
-	Oid			relid;
-	bool		is_primary;
-	bool		has_bound;		/* since is its committed compaction bound */
-	mzc_frontier since;
-	mzc_frontier upper;
-	int64		retain_ms;
-	int			ninputs;
-	int64		inputs[MZC_MAX_INPUTS];
-	int32		slot;			/* once created */
-	int32		dataflow;		/* index into the as-of dataflows, or -1 */
-	bool		leased;			/* since lowered to an active lease */
-} MzcBootRow;
-
-/*
- * The durable since and upper come from mzcoord._durable_frontiers: the
- * compaction bound of a collection that has one, and for a table the
- * tables' shared upper.  Every name is qualified even though the
- * coordinator pins search_path: the query runs as superuser (see
- * mzc_pin_search_path in worker.c).
- */
-static const char *const boot_query =
-"SELECT c.global_id, c.item_id, i.kind, i.relation::pg_catalog.oid,"
-"       c.primary_id IS NULL,"
-"       CASE WHEN b.global_id IS NOT NULL THEN d.since"
-"            ELSE coalesce(d.since, c.as_of) END, d.upper,"
-"       (pg_catalog.extract('epoch', i.retain_history)"
-"        OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8,"
-"       (SELECT pg_catalog.array_agg(ii.input_global_id ORDER BY ii.input_global_id)"
-"          FROM mzcoord.item_inputs ii"
-"         WHERE ii.item_id OPERATOR(pg_catalog.=) c.item_id),"
-"       b.global_id IS NOT NULL"
-"  FROM mzcoord.collections c JOIN mzcoord.items i"
-"    ON i.id OPERATOR(pg_catalog.=) c.item_id"
-"  JOIN mzcoord._durable_frontiers d"
-"    ON d.global_id OPERATOR(pg_catalog.=) c.global_id"
-"  LEFT JOIN mzcoord.compaction_bounds b"
-"    ON b.global_id OPERATOR(pg_catalog.=) c.global_id"
-" ORDER BY pg_catalog.length(c.global_id), c.global_id";
-
-static mzc_frontier
-spi_frontier(HeapTuple tup, TupleDesc desc, int col)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
-
-	return isnull ? mzc_frontier_empty() : mzc_frontier_at(DatumGetInt64(d));
-}
-
-/* Read the catalog (inside the worker's transaction, SPI connected). */
-static MzcBootRow *
-boot_read_catalog(int *nrows)
-{
-	MzcBootRow *rows;
-	uint64		n;
-
-	if (SPI_execute(boot_query, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "mzcoord: could not read the catalog");
-	n = SPI_processed;
-	rows = palloc0(sizeof(MzcBootRow) * Max(n, 1));
-	for (uint64 r = 0; r < n; r++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[r];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		MzcBootRow *row = &rows[r];
-		bool		isnull;
-		char	   *s;
-		Datum		d;
-
-		s = SPI_getvalue(tup, desc, 1);
-		if (!mzcoord_parse_gid(s, &row->gid))
-			elog(ERROR, "mzcoord: invalid global id in the catalog: %s", s);
-		strlcpy(row->item_id, SPI_getvalue(tup, desc, 2), MZC_ITEM_ID_LEN);
-		s = SPI_getvalue(tup, desc, 3);
-		if (!mzcoord_kind_parse(s, &row->kind))
-			elog(ERROR, "mzcoord: invalid item kind in the catalog: %s", s);
-		d = SPI_getbinval(tup, desc, 4, &isnull);
-		row->relid = isnull ? InvalidOid : DatumGetObjectId(d);
-		row->is_primary = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
-		row->since = spi_frontier(tup, desc, 6);
-		row->has_bound = DatumGetBool(SPI_getbinval(tup, desc, 10, &isnull));
-		row->upper = spi_frontier(tup, desc, 7);
-		d = SPI_getbinval(tup, desc, 8, &isnull);
-		row->retain_ms = isnull ? MZC_DEFAULT_RETAIN_MS : DatumGetInt64(d);
-		d = SPI_getbinval(tup, desc, 9, &isnull);
-		if (!isnull && row->is_primary)
-		{
-			ArrayType  *arr = DatumGetArrayTypeP(d);
-			Datum	   *elems;
-			bool	   *nulls;
-			int			ne;
-
-			deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
-							  &elems, &nulls, &ne);
-			if (ne > MZC_MAX_INPUTS)
-				elog(ERROR, "mzcoord: collection %s has more than %d inputs",
-					 SPI_getvalue(tup, desc, 1), MZC_MAX_INPUTS);
-			for (int i = 0; i < ne; i++)
-				if (!mzcoord_parse_gid(TextDatumGetCString(elems[i]),
-									   &row->inputs[i]))
-					elog(ERROR, "mzcoord: invalid input id in the catalog");
-			row->ninputs = ne;
-		}
-		row->slot = -1;
-		row->dataflow = -1;
-	}
-	*nrows = (int) n;
-	return rows;
-}
 
 static int
 boot_find(MzcBootRow *rows, int n, int64 gid)
@@ -431,7 +318,7 @@ mzcoord_ctl_bootstrap(Oid ext)
 		seq = mzcoord_ctl->publications;
 		LWLockRelease(mzcoord_ctl->lock);
 		PushActiveSnapshot(GetLatestSnapshot());
-		rows = boot_read_catalog(&n);
+		rows = mzcoord_rec_collections_boot(&n);
 		/* Test only: a crash in the middle of a bootstrap. */
 		mzcoord_failpoint_check("bootstrap");
 		mzcoord_lease_boot_read(start);

@@ -1,8 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * rec_collections.h
- *	  The statements on mzcoord.collections that read or advance one
- *	  collection's upper.
+ *	  The statements on mzcoord.collections: reading or advancing one
+ *	  collection's upper, the tick's lock of rows without a bound, and
+ *	  the reads of the collections together with their items (the
+ *	  bootstrap's read of the catalog, the consistency check of
+ *	  collections without history).
  *
  * Writers of mzcoord.collections (one per column):
  *	- the row (global_id, item_id, primary_id, as_of): the catalog's DDL
@@ -29,8 +32,11 @@
 
 #include "postgres.h"
 
+#include "nodes/pg_list.h"
 #include "utils/snapshot.h"
 
+#include "frontier.h"
+#include "ids.h"
 #include "rec_spi.h"
 
 /*
@@ -73,5 +79,30 @@ extern int	mzcoord_rec_lock_unbounded(const int64 *gids, int n,
  */
 extern int	mzcoord_rec_current_upper(const char *gidtext, bool *found,
 									  int64 *upper, bool *isnull);
+
+/*
+ * One collection as the catalog describes it, and what the bootstrap
+ * (src/controller/bootstrap.c) adds while it builds the controller.
+ */
+typedef struct MzcBootRow
+{
+	int64		gid;
+	char		item_id[MZC_ITEM_ID_LEN];
+	MzcKind		kind;
+	Oid			relid;
+	bool		is_primary;
+	bool		has_bound;		/* since is its committed compaction bound */
+	mzc_frontier since;
+	mzc_frontier upper;
+	int64		retain_ms;
+	int			ninputs;
+	int64		inputs[MZC_MAX_INPUTS];
+	int32		slot;			/* once created */
+	int32		dataflow;		/* index into the as-of dataflows, or -1 */
+	bool		leased;			/* since lowered to an active lease */
+} MzcBootRow;
+
+extern MzcBootRow *mzcoord_rec_collections_boot(int *nrows);
+extern List *mzcoord_rec_collections_without_history(void);
 
 #endif							/* MZCOORD_REC_COLLECTIONS_H */

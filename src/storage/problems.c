@@ -229,16 +229,6 @@ check_above_upper(ProblemSink *sink, StorageCheckRow *r, Relation hrel)
 						 (int64) latest));
 }
 
-/* One "check" problem per row of sql, which selects the objects (SPI connected). */
-static void
-report_query_rows(ProblemSink *sink, const char *check, const char *sql)
-{
-	mzcoord_spi_exec(sql, SPI_OK_SELECT);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		problem(sink, check,
-				SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1), NULL);
-}
-
 /*
  * The rows of mzcoord.storage, in global id order, allocated in caller
  * (SPI connected); *nrows gets their number.
@@ -419,6 +409,7 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 	Oid			capture_fn;
 	Oid			guard_fn;
 	MemoryContext caller = CurrentMemoryContext;
+	ListCell   *lc;
 
 	InitMaterializedSRF(fcinfo, 0);
 	sink.store = rsinfo->setResult;
@@ -429,13 +420,8 @@ mzcoord_storage_problems(PG_FUNCTION_ARGS)
 							  0, NULL, false);
 
 	mzcoord_spi_connect();
-	report_query_rows(&sink, "collection without history",
-					  "SELECT c.global_id FROM mzcoord.collections c"
-					  "  JOIN mzcoord.items i ON i.id OPERATOR(pg_catalog.=) c.item_id"
-					  " WHERE i.kind IN ('table', 'source', 'materialized_view')"
-					  "   AND NOT EXISTS (SELECT 1 FROM mzcoord.storage s"
-					  "                    WHERE s.global_id OPERATOR(pg_catalog.=) c.global_id)"
-					  " ORDER BY 1");
+	foreach(lc, mzcoord_rec_collections_without_history())
+		problem(&sink, "collection without history", lfirst(lc), NULL);
 	mzcoord_rec_storage_orphans(&orphans, &norphans);
 	for (int i = 0; i < norphans; i++)
 		problem(&sink, "history without collection", orphans[i], NULL);

@@ -17,14 +17,7 @@
 #include "utils/rel.h"
 #include "utils/snapshot.h"
 
-/* One error range of a view: no contents in [from_ts, upto_ts). */
-typedef struct MzcViewError
-{
-	int64		from_ts;
-	int64		upto_ts;		/* -1: open */
-	int			sqlerrcode;
-	char	   *message;
-} MzcViewError;
+#include "rec_view_errors.h"
 
 /*
  * The error of a time a view did not evaluate (refresh.c: a recomputed
@@ -43,9 +36,5 @@ extern bool mzcoord_view_error_open(int64 gid, Snapshot snapshot,
 									MzcViewError *err);
 extern int	mzcoord_view_error_bounds(int64 gid, Snapshot snapshot, int64 from,
 									  int64 upto, int64 **times);
-extern void mzcoord_view_error_begin(int64 gid, int64 from_ts,
-									 int sqlerrcode, const char *message);
-extern void mzcoord_view_error_end(int64 gid, int64 upto_ts);
-extern void mzcoord_view_error_forget(int64 gid, int64 since);
 
 #endif							/* MZCOORD_VIEWERRORS_H */
