@@ -245,6 +245,28 @@ mzc_coll_reachable_edges(mzc_collections *set, int32_t slot)
 }
 
 /*
+ * Fails with MZC_ERR_NO_SPACE unless the pool has the nodes ceff needs net
+ * of those it frees, plus one per edge reachable from slot when the change
+ * propagates (a since that moves, or holds moved at the upper).
+ */
+static mzc_status
+reserve_nodes(mzc_collections *set, int32_t slot,
+			  const mzc_counted_effect *ceff, bool propagates, mzc_error *err)
+{
+	int32_t		reserve = ceff->nodes_needed - ceff->nodes_freed;
+
+	if (reserve < 0)
+		reserve = 0;
+	if (propagates)
+		reserve += reachable_edges(set, slot);
+	if (reserve > set->pool->nfree)
+		return mzc_fail(err, MZC_ERR_NO_SPACE,
+						"count pool is full: %d free nodes, up to %d needed",
+						(int) set->pool->nfree, (int) reserve);
+	return MZC_OK;
+}
+
+/*
  * Checks a consolidated batch of updates against the slot's capabilities
  * (*ceff: what applying it would do) and that the pool has the nodes for
  * them and for the propagation they may cause.  Changes nothing that
@@ -256,22 +278,12 @@ check_batch(mzc_collections *set, int32_t slot, const mzc_update *updates,
 			int32_t n, mzc_counted_effect *ceff, mzc_error *err)
 {
 	mzc_status	st;
-	int32_t		reserve;
 
 	st = mzc_counted_check(set->pool, &set->slots[slot].caps, updates, n,
 						   ceff, err);
 	if (st != MZC_OK)
 		return st;
-	reserve = ceff->nodes_needed - ceff->nodes_freed;
-	if (reserve < 0)
-		reserve = 0;
-	if (ceff->changed)
-		reserve += reachable_edges(set, slot);
-	if (reserve > set->pool->nfree)
-		return mzc_fail(err, MZC_ERR_NO_SPACE,
-						"count pool is full: %d free nodes, up to %d needed",
-						(int) set->pool->nfree, (int) reserve);
-	return MZC_OK;
+	return reserve_nodes(set, slot, ceff, ceff->changed, err);
 }
 
 /*
@@ -712,20 +724,10 @@ static mzc_status
 reserve_dep_move(mzc_collections *set, int32_t slot, const coll_plan *plan,
 				 mzc_error *err)
 {
-	int32_t		reserve;
-
 	if (!set->slots[slot].deps_at_upper || set->slots[slot].ndeps == 0 ||
 		plan->effect.changed)
 		return MZC_OK;
-	reserve = plan->effect.nodes_needed - plan->effect.nodes_freed;
-	if (reserve < 0)
-		reserve = 0;
-	reserve += reachable_edges(set, slot);
-	if (reserve > set->pool->nfree)
-		return mzc_fail(err, MZC_ERR_NO_SPACE,
-						"count pool is full: %d free nodes, up to %d needed",
-						(int) set->pool->nfree, (int) reserve);
-	return MZC_OK;
+	return reserve_nodes(set, slot, &plan->effect, true, err);
 }
 
 /* Re-evaluates the policy at upper and prepares the implied change (P6). */
