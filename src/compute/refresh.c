@@ -383,85 +383,14 @@ forget_old_errors(int64 gid)
 }
 
 /*
- * Evaluate the view at time ts into next, as its owner, in a
- * subtransaction: false, with *edata the error, if the query raised a data
- * error (viewerrors.c), which leaves the view in error at ts rather than
- * failing the step.  Any other error is thrown on: the step fails and is
- * retried (maintain.c).
- */
-static bool
-evaluate_one(const MzcRecView *v, Relation rel, int64 ts, MzcRowSet *next,
-			 MzcRefreshResult *res, ErrorData **edata)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	bool		ok = true;
-
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		Oid			save_user;
-		int			save_sec;
-		int			save_nest;
-		int			direct;
-		int			via;
-
-		save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
-										 &save_sec);
-		(void) mzcoord_evaluate_as_of(v->definition, ts, next, 1,
-									  &direct, &via);
-		mzcoord_restore_user(save_user, save_sec, save_nest);
-		res->direct_scans += direct;
-		res->history_scans += via;
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		/* The abort restores the user and undoes the owner's search_path. */
-		MemoryContextSwitchTo(cxt);
-		*edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (!mzcoord_is_data_error((*edata)->sqlerrcode))
-			ReThrowError(*edata);
-		ok = false;
-	}
-	PG_END_TRY();
-	return ok;
-}
-
-/*
- * The view's query prepared for the incremental path, as its owner; NULL
- * if the query does not allow it.
- */
-static MzcIncremental *
-prepare_incremental(const MzcRecView *v, Relation rel)
-{
-	MzcIncremental *inc;
-	Oid			save_user;
-	int			save_sec;
-	int			save_nest;
-
-	save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
-									 &save_sec);
-	inc = mzcoord_incremental_prepare(v->definition, RelationGetDescr(rel));
-	mzcoord_restore_user(save_user, save_sec, save_nest);
-	return inc;
-}
-
-/*
  * Run step(arg) as role, in a subtransaction.  Returns false, its writes
- * undone, if it raised a data error (the caller then evaluates the times
- * one by one, which puts the error at its time); any other error is thrown
- * on.
+ * undone, if it raised a data error, with the error in *edata if edata is
+ * not NULL (else freed: the caller then evaluates the times one by one,
+ * which puts the error at its time); any other error is thrown on.
  */
 static bool
-run_as_owner(Oid role, bool (*step) (void *arg), void *arg)
+run_as_owner(Oid role, bool (*step) (void *arg), void *arg,
+			 ErrorData **edata)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -484,21 +413,83 @@ run_as_owner(Oid role, bool (*step) (void *arg), void *arg)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
+		ErrorData  *e;
 
+		/* The abort restores the user and undoes the owner's search_path. */
 		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
+		e = CopyErrorData();
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
-		if (!mzcoord_is_data_error(edata->sqlerrcode))
-			ReThrowError(edata);
-		FreeErrorData(edata);
+		if (!mzcoord_is_data_error(e->sqlerrcode))
+			ReThrowError(e);
+		if (edata != NULL)
+			*edata = e;
+		else
+			FreeErrorData(e);
 		ok = false;
 	}
 	PG_END_TRY();
 	return ok;
+}
+
+/* The arguments of one evaluation (evaluate_step). */
+typedef struct EvalStep
+{
+	const MzcRecView *v;
+	int64		ts;
+	MzcRowSet  *next;
+	MzcRefreshResult *res;
+} EvalStep;
+
+static bool
+evaluate_step(void *arg)
+{
+	EvalStep   *a = arg;
+	int			direct;
+	int			via;
+
+	(void) mzcoord_evaluate_as_of(a->v->definition, a->ts, a->next, 1,
+								  &direct, &via);
+	a->res->direct_scans += direct;
+	a->res->history_scans += via;
+	return true;
+}
+
+/*
+ * Evaluate the view at time ts into next, as its owner, in a
+ * subtransaction: false, with *edata the error, if the query raised a data
+ * error (viewerrors.c), which leaves the view in error at ts rather than
+ * failing the step.  Any other error is thrown on: the step fails and is
+ * retried (maintain.c).
+ */
+static bool
+evaluate_one(const MzcRecView *v, Relation rel, int64 ts, MzcRowSet *next,
+			 MzcRefreshResult *res, ErrorData **edata)
+{
+	EvalStep	a = {v, ts, next, res};
+
+	return run_as_owner(rel->rd_rel->relowner, evaluate_step, &a, edata);
+}
+
+/*
+ * The view's query prepared for the incremental path, as its owner; NULL
+ * if the query does not allow it.
+ */
+static MzcIncremental *
+prepare_incremental(const MzcRecView *v, Relation rel)
+{
+	MzcIncremental *inc;
+	Oid			save_user;
+	int			save_sec;
+	int			save_nest;
+
+	save_nest = mzcoord_become_owner(rel->rd_rel->relowner, &save_user,
+									 &save_sec);
+	inc = mzcoord_incremental_prepare(v->definition, RelationGetDescr(rel));
+	mzcoord_restore_user(save_user, save_sec, save_nest);
+	return inc;
 }
 
 /* The arguments of one incremental step (incremental_one, interval_one). */
@@ -535,7 +526,7 @@ incremental_one(MzcIncremental *inc, Relation rel, const MzcHistory *h,
 {
 	IncStep		a = {inc, h, prev, ts, 0, 0, 0, 0};
 
-	if (!run_as_owner(rel->rd_rel->relowner, one_time_step, &a))
+	if (!run_as_owner(rel->rd_rel->relowner, one_time_step, &a, NULL))
 		return false;
 	res->rows_changed += a.changed;
 	res->incremental++;
@@ -781,7 +772,7 @@ interval_one(MzcIncremental *inc, Relation rel, const MzcHistory *h,
 {
 	IncStep		a = {inc, h, prev, lo, hi, lo, 0, 0};
 
-	if (!run_as_owner(rel->rd_rel->relowner, interval_step, &a))
+	if (!run_as_owner(rel->rd_rel->relowner, interval_step, &a, NULL))
 		return false;
 	*end = a.end;
 	res->rows_changed += a.changed;

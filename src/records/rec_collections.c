@@ -19,6 +19,7 @@
 
 #include "rec_collections.h"
 #include "rec_spi.h"
+#include "support.h"
 
 int
 mzcoord_rec_read_upper(const char *gidtext, Snapshot snapshot, bool *found,
@@ -241,12 +242,9 @@ mzcoord_rec_collections_without_history(void)
 		"   AND NOT EXISTS (SELECT 1 FROM mzcoord.storage s"
 		"                    WHERE s.global_id OPERATOR(pg_catalog.=) c.global_id)"
 		" ORDER BY 1";
-	int			ret = SPI_execute(sql, false, 0);
 	List	   *ids = NIL;
 
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "mzcoord: could not run \"%s\": %s", sql,
-			 SPI_result_code_string(ret));
+	mzcoord_spi_exec(sql, SPI_OK_SELECT);
 	for (uint64 i = 0; i < SPI_processed; i++)
 		ids = lappend(ids, SPI_getvalue(SPI_tuptable->vals[i],
 										SPI_tuptable->tupdesc, 1));

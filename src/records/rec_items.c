@@ -247,19 +247,40 @@ mzcoord_rec_items_reads_among(Datum ids, MzcRecRead **reads)
 	return (int) SPI_processed;
 }
 
+/*
+ * The one row sql ($1: the global id of gid) selects, read-only with a fresh
+ * snapshot, or NULL unless there is exactly one (at most maxrows are
+ * fetched); *desc gets its descriptor.  An error names the object as what.
+ * SPI connected by the caller.
+ */
+static HeapTuple
+gid_row(const char *sql, int64 gid, int maxrows, const char *what,
+		TupleDesc *desc)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
+	SPIPlanPtr	plan = SPI_prepare(sql, 1, argtypes);
+
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, true, false, maxrows) != SPI_OK_SELECT)
+		elog(ERROR, "could not read %s " MZC_GID_FMT, what, gid);
+	if (SPI_processed != 1)
+		return NULL;
+	*desc = SPI_tuptable->tupdesc;
+	return SPI_tuptable->vals[0];
+}
+
 /* Read the sink's catalog row with a fresh snapshot; false if it is gone. */
 bool
 mzcoord_rec_items_read_sink(int64 gid, MzcRecSink *s)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
-	SPIPlanPtr	plan;
 	HeapTuple	tup;
 	TupleDesc	desc;
 	bool		isnull;
 	Datum		d;
 
-	plan = SPI_prepare("SELECT c.as_of, c.upper,"
+	tup = gid_row("SELECT c.as_of, c.upper,"
 					   "       mzcoord._gid_num(r.input_global_id),"
 					   "       COALESCE(o.snapshot, true)"
 					   "  FROM mzcoord.items i"
@@ -271,15 +292,9 @@ mzcoord_rec_items_read_sink(int64 gid, MzcRecSink *s)
 					   "    ON o.item_id OPERATOR(pg_catalog.=) i.id"
 					   " WHERE c.global_id OPERATOR(pg_catalog.=) $1"
 					   "   AND i.kind OPERATOR(pg_catalog.=) 'sink'",
-					   1, argtypes);
-	if (plan == NULL ||
-		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, true, false, 2) != SPI_OK_SELECT)
-		elog(ERROR, "could not read sink " MZC_GID_FMT, gid);
-	if (SPI_processed != 1)
+					   gid, 2, "sink", &desc);
+	if (tup == NULL)
 		return false;
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
 	s->as_of = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
 	d = SPI_getbinval(tup, desc, 2, &s->sealed);
 	s->upper = s->sealed ? 0 : DatumGetInt64(d);
@@ -295,15 +310,12 @@ mzcoord_rec_items_read_sink(int64 gid, MzcRecSink *s)
 bool
 mzcoord_rec_items_read_view(int64 gid, MemoryContext cxt, MzcRecView *v)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
-	SPIPlanPtr	plan;
 	HeapTuple	tup;
 	TupleDesc	desc;
 	bool		isnull;
 	Datum		d;
 
-	plan = SPI_prepare("SELECT i.definition, i.refresh, c.as_of, c.upper,"
+	tup = gid_row("SELECT i.definition, i.refresh, c.as_of, c.upper,"
 					   "       ARRAY(SELECT mzcoord._gid_num(r.input_global_id)"
 					   "               FROM mzcoord.item_inputs r"
 					   "              WHERE r.item_id OPERATOR(pg_catalog.=) i.id)"
@@ -312,15 +324,9 @@ mzcoord_rec_items_read_view(int64 gid, MemoryContext cxt, MzcRecView *v)
 					   "    ON c.item_id OPERATOR(pg_catalog.=) i.id AND c.primary_id IS NULL"
 					   " WHERE c.global_id OPERATOR(pg_catalog.=) $1"
 					   "   AND i.kind OPERATOR(pg_catalog.=) 'materialized_view'",
-					   1, argtypes);
-	if (plan == NULL ||
-		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read materialized view " MZC_GID_FMT, gid);
-	if (SPI_processed != 1)
+					   gid, 1, "materialized view", &desc);
+	if (tup == NULL)
 		return false;
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
 	{
 		MemoryContext old = MemoryContextSwitchTo(cxt);
 		ArrayType  *arr;

@@ -48,6 +48,25 @@ fetch_error(MzcViewError *err, MemoryContext cxt)
 }
 
 /*
+ * Run plan (a query of one error range) with values in snapshot, and read
+ * its row into err (its message in cxt); false if there is none.
+ */
+static bool
+one_error(SPIPlanPtr plan, Datum *values, Snapshot snapshot, int64 gid,
+		  MemoryContext cxt, MzcViewError *err)
+{
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, values, NULL, snapshot, InvalidSnapshot,
+							 true, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the errors of materialized view " MZC_GID_FMT,
+			 gid);
+	if (SPI_processed != 1)
+		return false;
+	fetch_error(err, cxt);
+	return true;
+}
+
+/*
  * The first error range of collection gid that overlaps the times [from,
  * upto] (both included), as snapshot sees mzcoord.view_errors, into err
  * (its message in cxt): false if none.
@@ -59,7 +78,6 @@ mzcoord_rec_view_errors_in(int64 gid, Snapshot snapshot, int64 from,
 	Oid			argtypes[3] = {TEXTOID, INT8OID, INT8OID};
 	Datum		values[3];
 	SPIPlanPtr	plan;
-	bool		found;
 
 	values[0] = CStringGetTextDatum(mzcoord_gid_text(gid));
 	values[1] = Int64GetDatum(from);
@@ -70,15 +88,7 @@ mzcoord_rec_view_errors_in(int64 gid, Snapshot snapshot, int64 from,
 					   "   AND e.from_ts OPERATOR(pg_catalog.<=) $3"
 					   "   AND (e.upto_ts IS NULL OR e.upto_ts OPERATOR(pg_catalog.>) $2)"
 					   " ORDER BY e.from_ts LIMIT 1", 3, argtypes);
-	if (plan == NULL ||
-		SPI_execute_snapshot(plan, values, NULL, snapshot, InvalidSnapshot,
-							 true, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the errors of materialized view " MZC_GID_FMT,
-			 gid);
-	found = SPI_processed == 1;
-	if (found)
-		fetch_error(err, cxt);
-	return found;
+	return one_error(plan, values, snapshot, gid, cxt, err);
 }
 
 /*
@@ -92,21 +102,12 @@ mzcoord_rec_view_errors_open(int64 gid, Snapshot snapshot, MemoryContext cxt,
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(mzcoord_gid_text(gid))};
 	SPIPlanPtr	plan;
-	bool		found;
 
 	plan = SPI_prepare("SELECT e.from_ts, e.upto_ts, e.sqlstate, e.message"
 					   "  FROM mzcoord.view_errors e"
 					   " WHERE e.item_id OPERATOR(pg_catalog.=) $1"
 					   "   AND e.upto_ts IS NULL", 1, argtypes);
-	if (plan == NULL ||
-		SPI_execute_snapshot(plan, values, NULL, snapshot,
-							 InvalidSnapshot, true, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the errors of materialized view " MZC_GID_FMT,
-			 gid);
-	found = SPI_processed == 1;
-	if (found)
-		fetch_error(err, cxt);
-	return found;
+	return one_error(plan, values, snapshot, gid, cxt, err);
 }
 
 /*
