@@ -40,16 +40,7 @@ mzcoord_rec_read_upper(const char *gidtext, Snapshot snapshot, bool *found,
 		return 0;
 	ret = SPI_execute_snapshot(plan, values, NULL, snapshot,
 							   InvalidSnapshot, true, false, 1);
-	if (ret == SPI_OK_SELECT && SPI_processed == 1)
-	{
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
-									  SPI_tuptable->tupdesc, 1, isnull);
-
-		*found = true;
-		if (!*isnull)
-			*upper = DatumGetInt64(d);
-	}
-	return ret;
+	return mzcoord_rec_first_int8(ret, found, upper, isnull);
 }
 
 /*
@@ -119,16 +110,7 @@ mzcoord_rec_current_upper(const char *gidtext, bool *found, int64 *upper,
 	*isnull = true;
 	ret = SPI_execute_with_args("SELECT c.upper FROM mzcoord.collections c WHERE c.global_id OPERATOR(pg_catalog.=) $1",
 								1, argtypes, values, NULL, false, 1);
-	if (ret == SPI_OK_SELECT && SPI_processed == 1)
-	{
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
-									  SPI_tuptable->tupdesc, 1, isnull);
-
-		*found = true;
-		if (!*isnull)
-			*upper = DatumGetInt64(d);
-	}
-	return ret;
+	return mzcoord_rec_first_int8(ret, found, upper, isnull);
 }
 
 

@@ -65,6 +65,12 @@ mzcoord_rec_int8(const char *sql, const char *gidtext, Snapshot snapshot,
 	else
 		rc = SPI_execute_with_args(sql, gidtext ? 1 : 0, argtypes, values, NULL,
 								   true, 1);
+	return mzcoord_rec_first_int8(rc, found, value, isnull);
+}
+
+int
+mzcoord_rec_first_int8(int rc, bool *found, int64 *value, bool *isnull)
+{
 	*found = false;
 	*isnull = true;
 	*value = 0;

@@ -35,6 +35,14 @@ extern int	mzcoord_rec_int8(const char *sql, const char *gidtext,
 							 Snapshot snapshot, bool *found, int64 *value,
 							 bool *isnull);
 
+/*
+ * After a SELECT that returned rc: the first column of its first row into
+ * *value (*found false if there is no row or rc is not SPI_OK_SELECT,
+ * *isnull if it is NULL).  Returns rc.
+ */
+extern int	mzcoord_rec_first_int8(int rc, bool *found, int64 *value,
+								   bool *isnull);
+
 /* A catalog row a lock statement locked: its global id and where it is. */
 typedef struct MzcRecLocked
 {
