@@ -5,9 +5,9 @@
  *	  every lease.
  *
  * Writers of mzcoord.lease_records (one per column): the lease SQL
- * functions (src/funcs/leasefuncs.c), through mzcoord._lease_write and
- * mzcoord._lease_drop of src/sql/36_leases.sql, in the transaction that
- * creates, renews, advances or drops the lease.  C code only reads it:
+ * functions (src/funcs/leasefuncs.c), through mzcoord._lease_write of
+ * src/sql/36_leases.sql (insert, renew, advance, delete), in the
+ * transaction that creates, renews, advances or drops the lease.  C code only reads it:
  * the bootstrap (src/controller/lease.c) and the tick's publication
  * (rec_bounds.c), which clamps a bound at the active leases.
  *
