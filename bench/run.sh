@@ -1328,12 +1328,65 @@ bench_b17() {
 # B18: pgbench TPC-B (the built-in tpcb-like script) at scale 10, 1, 4 and
 # 8 clients: the four pgbench tables registered with mzcoord.create_table
 # (schema b18r) vs the same tables plain (schema b18p), one after the other
-# in each round (the order alternating), B18_SECS seconds each.
+# in each round (the order alternating), B18_SECS seconds each.  Besides the
+# TPS, each run records the WAL a TPC-B transaction writes, read back with
+# pg_waldump: the records carrying the transaction id of a transaction that
+# inserted into pgbench_history (every TPC-B transaction does, once), commit
+# record included, and their bytes without full-page images (those depend
+# on when the last checkpoint was).  Cases "WAL records clients=<n>" and
+# "WAL clients=<n>": medians over the transactions of a run's WAL, which
+# neither the machine's load nor background work (autovacuum, compaction)
+# changes.
 pgbench_tpcb() {
-	# pgbench_tpcb <schema> <clients>: prints the TPS
-	runuser -u "$MZ_USER" -- env PGOPTIONS="-c search_path=$1" "$PG_BIN/pgbench" -n \
-		-h "$SOCK" -p "$PORT" -c "$2" -j "$2" -T "$B18_SECS" -b tpcb-like "$DB" 2>/dev/null |
-		awk '/^tps = / { print $3; exit }'
+	# pgbench_tpcb <schema> <clients>: prints the TPS, and the WAL bytes and
+	# records per transaction
+	local start end out rel
+	rel=$(sql -c "SELECT d.oid || '/' || pg_relation_filenode('$1.pgbench_history')
+	                FROM pg_database d WHERE d.datname = current_database()")
+	start=$(sql -c "SELECT pg_current_wal_insert_lsn()")
+	out=$(runuser -u "$MZ_USER" -- env PGOPTIONS="-c search_path=$1" "$PG_BIN/pgbench" -n \
+		-h "$SOCK" -p "$PORT" -c "$2" -j "$2" -T "$B18_SECS" -b tpcb-like "$DB" 2>/dev/null)
+	end=$(sql -c "SELECT pg_current_wal_insert_lsn()")
+	# pg_waldump reads WAL files: wait for the WAL writer to flush the run.
+	sql -c "DO \$\$ BEGIN WHILE pg_current_wal_flush_lsn() < '$end' LOOP PERFORM pg_sleep(0.05); END LOOP; END \$\$" >/dev/null
+	{
+		echo "$out"
+		runuser -u "$MZ_USER" -- "$PG_BIN/pg_waldump" -p "$PGDATA/pg_wal" \
+			-s "$start" -e "$end" 2>/dev/null
+	} | awk -v rel="/$rel blk" '
+		# The median of the values counted in hist (value -> how many),
+		# of n in all: few distinct values, many transactions.
+		function median(hist, n,    v, m, i, j, t, seen) {
+			m = 0
+			for (v in hist) keys[++m] = v + 0
+			for (i = 2; i <= m; i++) { t = keys[i]; for (j = i - 1; j >= 1 && keys[j] > t; j--) keys[j + 1] = keys[j]; keys[j + 1] = t }
+			seen = 0
+			for (i = 1; i <= m; i++) { seen += hist[keys[i]]; if (seen * 2 >= n) return keys[i] }
+			return 0
+		}
+		/^tps = / && !tps { tps = $3 }
+		/^rmgr: / {
+			if (!match($0, /tx: +[0-9]+/)) next
+			x = substr($0, RSTART + 4) + 0
+			if (x == 0 || !match($0, /len \(rec\/tot\): +[0-9]+/)) next
+			recs[x]++; bytes[x] += substr($0, RSTART + 14) + 0
+			if (index($0, "desc: INSERT") && index($0, rel)) tpcb[x] = 1
+		}
+		END {
+			for (x in tpcb) { n++; rh[recs[x]]++; bh[bytes[x]]++ }
+			printf "%s %s ", tps, median(bh, n)
+			delete keys
+			printf "%s\n", median(rh, n)
+		}'
+}
+
+# b18_run <variant: mzcoord|baseline> <schema> <clients> <round>
+b18_run() {
+	local tps bytes records
+	read -r tps bytes records < <(pgbench_tpcb "$2" "$3")
+	record B18 "clients=$3" "$1" tps "$4" "$tps"
+	record B18 "WAL clients=$3" "$1" bytes/tx "$4" "$bytes"
+	record B18 "WAL records clients=$3" "$1" records/tx "$4" "$records"
 }
 
 bench_b18() {
@@ -1354,11 +1407,11 @@ bench_b18() {
 	for c in 1 4 8; do
 		for r in $(seq 1 "$ROUNDS"); do
 			if [ $((r % 2)) = 1 ]; then
-				record B18 "clients=$c" mzcoord tps "$r" "$(pgbench_tpcb b18r "$c")"
-				record B18 "clients=$c" baseline tps "$r" "$(pgbench_tpcb b18p "$c")"
+				b18_run mzcoord b18r "$c" "$r"
+				b18_run baseline b18p "$c" "$r"
 			else
-				record B18 "clients=$c" baseline tps "$r" "$(pgbench_tpcb b18p "$c")"
-				record B18 "clients=$c" mzcoord tps "$r" "$(pgbench_tpcb b18r "$c")"
+				b18_run baseline b18p "$c" "$r"
+				b18_run mzcoord b18r "$c" "$r"
 			fi
 		done
 	done
@@ -1369,7 +1422,7 @@ bench_b18() {
 # Report
 # --------------------------------------------------------------------------
 
-# Higher is better for TPS; lower for times.  The ratio is mzcoord/baseline
+# Higher is better for TPS; lower for times and bytes.  The ratio is mzcoord/baseline
 # of the medians; the spread is (max - min) / median per variant.
 report() {
 	local csv=$RESULTS_DIR/$STAMP.csv json=$RESULTS_DIR/$STAMP.json
