@@ -1,11 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * selection.c
- *	  Timestamp selection for a read: mzcoord.select_timestamp() (which
- *	  takes the read holds at the chosen time and waits for the inputs to be
- *	  complete there), mzcoord.explain_timestamp(), and the data plane's
- *	  wait for completeness (mzcoord_ctl_wait_complete).  On a hot standby
- *	  both functions decide from the replayed frontiers (standby.c).
+ *	  Timestamp selection for a read: the selection of
+ *	  mzcoord.select_timestamp() (which takes the read holds at the chosen
+ *	  time and waits for the inputs to be complete there) and of
+ *	  mzcoord.explain_timestamp() (funcs/selectfuncs.c parses their
+ *	  arguments and renders the explanation), and the data plane's wait for
+ *	  completeness (mzcoord_ctl_wait_complete).  On a hot standby both
+ *	  decide from the replayed frontiers (standby.c).
  *
  * The decision itself is the pure core's mzc_determine_timestamp (reference
  * 2.5).  It is taken under the shared controller lock; the holds are taken
@@ -21,9 +23,7 @@
 
 #include "access/xlog.h"
 #include "fmgr.h"
-#include "lib/stringinfo.h"
 #include "utils/builtins.h"
-#include "utils/datetime.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
@@ -39,89 +39,25 @@
 #include "frontier.h"
 #include "tsselect.h"
 
-PG_FUNCTION_INFO_V1(mzcoord_select_timestamp);
-PG_FUNCTION_INFO_V1(mzcoord_explain_timestamp);
-
-/* Why a wait could never end (see target_reach_locked). */
-typedef enum TsReach
+/*
+ * Start a selection over targets[0..n) (from mzcoord_targets_from_array),
+ * asked by the SQL function fn_oid.
+ */
+void
+mzcoord_ts_call_init(MzcTsCall *c, MzcTarget *targets, int n,
+					 mzc_isolation isolation, mzc_when_kind when,
+					 mzc_ts when_ts, Oid fn_oid)
 {
-	TS_REACHABLE,
-	TS_AT_MAX,
-	TS_BEYOND_FUTURE
-} TsReach;
-
-/* One call: its arguments, the targets, and the core's decision. */
-typedef struct MzcTsCall
-{
-	MzcTarget  *targets;
-	int			n;
-	mzc_isolation isolation;
-	mzc_when_kind when;
-	mzc_ts		when_ts;
-	/* results */
-	mzc_ts_input *inputs;
-	mzc_ts_constraint *lower;
-	int32	   *blocking;
-	mzc_ts_result res;
-	mzc_status	status;
-	mzc_error	err;
-	mzc_ts		oracle_ts;
-	mzc_ts		table_upper;	/* read after oracle_ts was closed */
-	int			bad;
-	/* select_timestamp: refuse a time no wait can reach (see below) */
-	bool		check_reach;
-	mzc_ts		table_limit;
-	int			unreachable;	/* the target, or -1 */
-	TsReach		unreachable_why;
-	/* on a hot standby: each target's kind */
-	MzcKind    *kinds;
-} MzcTsCall;
-
-static void
-ts_call_parse(FunctionCallInfo fcinfo, MzcTsCall *c)
-{
-	char	   *iso;
-
 	memset(c, 0, sizeof(*c));
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("relations must not be null")));
-	iso = PG_ARGISNULL(1) ? "strict serializable" :
-		text_to_cstring(PG_GETARG_TEXT_PP(1));
-	if (pg_strcasecmp(iso, "serializable") == 0)
-		c->isolation = MZC_ISO_SERIALIZABLE;
-	else if (pg_strcasecmp(iso, "strict serializable") == 0)
-		c->isolation = MZC_ISO_STRICT_SERIALIZABLE;
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unrecognized isolation level: \"%s\"", iso),
-				 errhint("Use \"serializable\" or \"strict serializable\".")));
-	if (!PG_ARGISNULL(2) && !PG_ARGISNULL(3))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("as_of and as_of_at_least cannot both be given")));
-	c->when = MZC_WHEN_IMMEDIATELY;
-	if (!PG_ARGISNULL(2))
-	{
-		c->when = MZC_WHEN_AS_OF;
-		c->when_ts = PG_GETARG_INT64(2);
-	}
-	else if (!PG_ARGISNULL(3))
-	{
-		c->when = MZC_WHEN_AS_OF_AT_LEAST;
-		c->when_ts = PG_GETARG_INT64(3);
-	}
-	if (c->when != MZC_WHEN_IMMEDIATELY && !mzc_ts_valid(c->when_ts))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("timestamp must not be negative: " INT64_FORMAT,
-						c->when_ts)));
-	c->targets = mzcoord_targets_from_array(PG_GETARG_ARRAYTYPE_P(0), &c->n);
-	c->inputs = palloc(sizeof(mzc_ts_input) * c->n);
-	c->lower = palloc(sizeof(mzc_ts_constraint) * (c->n + MZC_TS_EXTRA_LOWER));
-	c->blocking = palloc(sizeof(int32) * c->n);
+	c->targets = targets;
+	c->n = n;
+	c->isolation = isolation;
+	c->when = when;
+	c->when_ts = when_ts;
+	c->fn_oid = fn_oid;
+	c->inputs = palloc(sizeof(mzc_ts_input) * n);
+	c->lower = palloc(sizeof(mzc_ts_constraint) * (n + MZC_TS_EXTRA_LOWER));
+	c->blocking = palloc(sizeof(int32) * n);
 }
 
 /*
@@ -133,18 +69,18 @@ ts_call_parse(FunctionCallInfo fcinfo, MzcTsCall *c)
  * refresh times are refused there too).  A source's upper is advanced
  * explicitly, so for other collections only the largest timestamp is out
  * of reach.  Caller holds the lock and resolved the targets.  Returns the
- * reason (TS_REACHABLE if none).
+ * reason (MZC_TS_REACHABLE if none).
  */
-static TsReach
+static MzcTsReach
 target_reach_locked(const MzcTarget *t, mzc_ts ts, mzc_ts table_limit)
 {
 	if (!mzc_frontier_le_ts(t->upper, ts))
-		return TS_REACHABLE;
+		return MZC_TS_REACHABLE;
 	if (ts == MZC_TS_MAX)
-		return TS_AT_MAX;
+		return MZC_TS_AT_MAX;
 	if (mzcoord_ctl_info[t->slot].kind == MZC_KIND_TABLE && ts > table_limit)
-		return TS_BEYOND_FUTURE;
-	return TS_REACHABLE;
+		return MZC_TS_BEYOND_FUTURE;
+	return MZC_TS_REACHABLE;
 }
 
 /* The latest time the table timeline may reach: see target_reach_locked. */
@@ -162,16 +98,16 @@ table_time_limit(void)
  * statement_timeout.
  */
 static void
-report_unreachable(const MzcTarget *t, mzc_ts ts, TsReach why)
+report_unreachable(const MzcTarget *t, mzc_ts ts, MzcTsReach why)
 {
-	if (why == TS_AT_MAX)
+	if (why == MZC_TS_AT_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp " INT64_FORMAT " can never be complete for \"%s\"",
 						(int64) ts, mzcoord_qualified_relname(t->relid)),
 				 errdetail("No upper can pass the largest timestamp; only a sealed collection is complete there."),
 				 errhint("Read at a timestamp below " INT64_FORMAT ".", PG_INT64_MAX)));
-	if (why == TS_BEYOND_FUTURE)
+	if (why == MZC_TS_BEYOND_FUTURE)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("timestamp " INT64_FORMAT " is too far in the future to read \"%s\"",
@@ -246,7 +182,7 @@ ts_call_determine_locked(MzcTsCall *c)
 			c->unreachable_why = target_reach_locked(&c->targets[i],
 													 c->res.timestamp,
 													 c->table_limit);
-			if (c->unreachable_why != TS_REACHABLE)
+			if (c->unreachable_why != MZC_TS_REACHABLE)
 				c->unreachable = i;
 		}
 }
@@ -387,7 +323,7 @@ mzcoord_ctl_check_reachable(Oid relid, mzc_ts at)
 	mzc_ts		limit = table_time_limit();
 	mzc_ts		table_upper = mzcoord_oracle_readable() + 1;
 	int			bad;
-	TsReach		why = TS_REACHABLE;
+	MzcTsReach		why = MZC_TS_REACHABLE;
 
 	memset(&t, 0, sizeof(t));
 	t.relid = relid;
@@ -402,13 +338,13 @@ mzcoord_ctl_check_reachable(Oid relid, mzc_ts at)
 }
 
 /*
- * mzcoord.select_timestamp(rels regclass[], isolation text,
- *		as_of bigint, as_of_at_least bigint) RETURNS bigint
+ * mzcoord.select_timestamp's selection: decide, take the read holds at the
+ * chosen time and wait until every input is complete there.  Returns the
+ * time.
  */
-Datum
-mzcoord_select_timestamp(PG_FUNCTION_ARGS)
+mzc_ts
+mzcoord_ts_call_select(MzcTsCall *c)
 {
-	MzcTsCall	c;
 	bool		nospace = false;
 	MzcHoldFailure hf = {0};
 	int32	   *slots;
@@ -416,31 +352,29 @@ mzcoord_select_timestamp(PG_FUNCTION_ARGS)
 	mzc_ts		chosen;
 	TimestampTz now;
 
-	mzcoord_require_shmem();
-	ts_call_parse(fcinfo, &c);
 	if (RecoveryInProgress())
 	{
-		Oid		   *relids = palloc(sizeof(Oid) * c.n);
+		Oid		   *relids = palloc(sizeof(Oid) * c->n);
 
-		ts_call_determine_standby(&c);
-		ts_call_report(&c);
+		ts_call_determine_standby(c);
+		ts_call_report(c);
 		/* Held until the transaction ends: the lease keeper's business. */
-		for (int i = 0; i < c.n; i++)
-			relids[i] = c.targets[i].relid;
-		mzcoord_standby_hold(relids, c.n, c.res.timestamp);
-		if (!c.res.respond_immediately)
-			wait_for_uppers_standby(&c, c.res.timestamp);
-		PG_RETURN_INT64(c.res.timestamp);
+		for (int i = 0; i < c->n; i++)
+			relids[i] = c->targets[i].relid;
+		mzcoord_standby_hold(relids, c->n, c->res.timestamp);
+		if (!c->res.respond_immediately)
+			wait_for_uppers_standby(c, c->res.timestamp);
+		return c->res.timestamp;
 	}
-	mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
-	mzcoord_reserve_local_holds(c.n);
-	slots = palloc(sizeof(int32) * c.n);
-	times = palloc(sizeof(mzc_ts) * c.n);
+	mzcoord_ctl_require_ready_fn(c->fn_oid);
+	mzcoord_reserve_local_holds(c->n);
+	slots = palloc(sizeof(int32) * c->n);
+	times = palloc(sizeof(mzc_ts) * c->n);
 
-	ts_call_oracle_ts(&c);
+	ts_call_oracle_ts(c);
 	now = GetCurrentTimestamp();
-	c.check_reach = true;
-	c.table_limit = table_time_limit();
+	c->check_reach = true;
+	c->table_limit = table_time_limit();
 
 	/*
 	 * Decide under the shared lock; take the holds under the exclusive one,
@@ -449,190 +383,53 @@ mzcoord_select_timestamp(PG_FUNCTION_ARGS)
 	 * exclusive section, which every reader's commit also needs, short.
 	 */
 	LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
-	ts_call_determine_locked(&c);
+	ts_call_determine_locked(c);
 	LWLockRelease(mzcoord_ctl->lock);
-	if (c.bad < 0 && c.status == MZC_OK && c.unreachable < 0)
+	if (c->bad < 0 && c->status == MZC_OK && c->unreachable < 0)
 	{
 		LWLockAcquire(mzcoord_ctl->lock, LW_EXCLUSIVE);
-		if (!mzcoord_targets_still_valid_locked(c.targets, c.n, c.res.timestamp))
-			ts_call_determine_locked(&c);
-		if (c.bad < 0 && c.status == MZC_OK && c.unreachable < 0)
+		if (!mzcoord_targets_still_valid_locked(c->targets, c->n, c->res.timestamp))
+			ts_call_determine_locked(c);
+		if (c->bad < 0 && c->status == MZC_OK && c->unreachable < 0)
 		{
-			for (int i = 0; i < c.n; i++)
+			for (int i = 0; i < c->n; i++)
 			{
-				slots[i] = c.targets[i].slot;
-				times[i] = c.res.timestamp;
+				slots[i] = c->targets[i].slot;
+				times[i] = c->res.timestamp;
 			}
-			nospace = !mzcoord_acquire_holds_locked(slots, times, c.n, now, &hf);
+			nospace = !mzcoord_acquire_holds_locked(slots, times, c->n, now, &hf);
 		}
 		LWLockRelease(mzcoord_ctl->lock);
 	}
 
-	ts_call_report(&c);
+	ts_call_report(c);
 	if (nospace)
 		mzcoord_report_no_hold_space(&hf);
 
-	chosen = c.res.timestamp;
-	if (!c.res.respond_immediately)
-		wait_for_uppers(&c, chosen);
-	PG_RETURN_INT64(chosen);
-}
-
-/* "1673618185152 (2023-01-13 13:56:25.152)" */
-static void
-append_ts(StringInfo buf, mzc_ts ts)
-{
-	struct pg_tm tm;
-	fsec_t		fsec;
-	int64		secs = ts / 1000;
-	Timestamp	t;
-
-	appendStringInfo(buf, INT64_FORMAT, (int64) ts);
-	/* Only render dates PostgreSQL can represent. */
-	if (secs > (int64) 9000000000000LL / 1000)
-		return;
-	t = (Timestamp) (ts * 1000) -
-		(Timestamp) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
-	if (timestamp2tm(t, NULL, &tm, &fsec, NULL, NULL) != 0)
-		return;
-	appendStringInfo(buf, " (%04d-%02d-%02d %02d:%02d:%02d.%03d)",
-					 tm.tm_year, tm.tm_mon, tm.tm_mday,
-					 tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (fsec / 1000));
-}
-
-static void
-append_frontier(StringInfo buf, mzc_frontier f)
-{
-	appendStringInfoChar(buf, '[');
-	if (!f.empty)
-		append_ts(buf, f.ts);
-	appendStringInfoChar(buf, ']');
-}
-
-static void
-append_label(StringInfo buf, const char *label)
-{
-	appendStringInfo(buf, "%31s:", label);
-}
-
-static const char *
-iso_label(mzc_isolation iso)
-{
-	switch (iso)
-	{
-		case MZC_ISO_SERIALIZABLE:
-			return "Serializable";
-		case MZC_ISO_STRICT_SERIALIZABLE:
-			return "StrictSerializable";
-		case MZC_ISO_STRONG_SESSION_SERIALIZABLE:
-			return "StrongSessionSerializable";
-	}
-	return "?";
-}
-
-static void
-append_constraint(StringInfo buf, MzcTsCall *c, const mzc_ts_constraint *k)
-{
-	appendStringInfoString(buf, "  (");
-	switch (k->reason)
-	{
-		case MZC_REASON_STORAGE_INPUT:
-			appendStringInfo(buf, "StorageInput([u" INT64_FORMAT "])",
-							 c->targets[k->input].gid);
-			break;
-		case MZC_REASON_QUERY_AS_OF:
-			appendStringInfoString(buf, "QueryAsOf");
-			break;
-		case MZC_REASON_ISOLATION_LEVEL:
-			appendStringInfo(buf, "IsolationLevel(%s)", iso_label(k->isolation));
-			break;
-		case MZC_REASON_REAL_TIME_RECENCY:
-			appendStringInfoString(buf, "RealTimeRecency");
-			break;
-	}
-	appendStringInfoString(buf, "): ");
-	append_frontier(buf, k->bound);
-	appendStringInfoChar(buf, '\n');
+	chosen = c->res.timestamp;
+	if (!c->res.respond_immediately)
+		wait_for_uppers(c, chosen);
+	return chosen;
 }
 
 /*
- * mzcoord.explain_timestamp(...) RETURNS text: the decision select_timestamp
- * would take now, in the layout of EXPLAIN TIMESTAMP.  Takes no holds.
+ * mzcoord.explain_timestamp's selection: the decision select_timestamp
+ * would take now.  Takes no holds and does not wait.
  */
-Datum
-mzcoord_explain_timestamp(PG_FUNCTION_ARGS)
+void
+mzcoord_ts_call_explain(MzcTsCall *c)
 {
-	MzcTsCall	c;
-	StringInfoData buf;
-
-	mzcoord_require_shmem();
-	ts_call_parse(fcinfo, &c);
 	if (RecoveryInProgress())
-		ts_call_determine_standby(&c);
+		ts_call_determine_standby(c);
 	else
 	{
-		mzcoord_ctl_require_ready_fn(fcinfo->flinfo->fn_oid);
-		ts_call_oracle_ts(&c);
+		mzcoord_ctl_require_ready_fn(c->fn_oid);
+		ts_call_oracle_ts(c);
 		LWLockAcquire(mzcoord_ctl->lock, LW_SHARED);
-		ts_call_determine_locked(&c);
+		ts_call_determine_locked(c);
 		LWLockRelease(mzcoord_ctl->lock);
 	}
-	ts_call_report(&c);
-
-	initStringInfo(&buf);
-	append_label(&buf, "query timestamp");
-	appendStringInfoChar(&buf, ' ');
-	append_ts(&buf, c.res.timestamp);
-	appendStringInfoChar(&buf, '\n');
-	if (c.res.oracle_used)
-	{
-		append_label(&buf, "oracle read timestamp");
-		appendStringInfoChar(&buf, ' ');
-		append_ts(&buf, c.oracle_ts);
-		appendStringInfoChar(&buf, '\n');
-	}
-	append_label(&buf, "largest not in advance of upper");
-	appendStringInfoChar(&buf, ' ');
-	append_ts(&buf, c.res.largest_not_in_advance_of_upper);
-	appendStringInfoChar(&buf, '\n');
-	append_label(&buf, "upper");
-	append_frontier(&buf, c.res.upper);
-	appendStringInfoChar(&buf, '\n');
-	append_label(&buf, "since");
-	append_frontier(&buf, c.res.since);
-	appendStringInfoChar(&buf, '\n');
-	append_label(&buf, "can respond immediately");
-	appendStringInfo(&buf, " %s\n", c.res.respond_immediately ? "true" : "false");
-	append_label(&buf, "timeline");
-	appendStringInfoString(&buf, " Some(EpochMilliseconds)\n");
-	append_label(&buf, "session wall time");
-	appendStringInfoChar(&buf, ' ');
-	append_ts(&buf, mzcoord_now_ms());
-	appendStringInfoString(&buf, "\n");
-
-	for (int i = 0; i < c.n; i++)
-	{
-		appendStringInfo(&buf, "\nsource %s (u" INT64_FORMAT ", storage):\n",
-						 mzcoord_qualified_relname(c.targets[i].relid), c.targets[i].gid);
-		append_label(&buf, "read frontier");
-		append_frontier(&buf, c.targets[i].since);
-		appendStringInfoChar(&buf, '\n');
-		append_label(&buf, "write frontier");
-		append_frontier(&buf, c.targets[i].upper);
-		appendStringInfoChar(&buf, '\n');
-	}
-
-	appendStringInfoString(&buf, "\nbinding constraints:\nlower:\n");
-	for (int i = 0; i < c.res.nlower; i++)
-		append_constraint(&buf, &c, &c.res.lower[i]);
-	if (c.res.nupper > 0)
-	{
-		appendStringInfoString(&buf, "upper:\n");
-		for (int i = 0; i < c.res.nupper; i++)
-			append_constraint(&buf, &c, &c.res.upper_constraints[i]);
-	}
-
-	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
+	ts_call_report(c);
 }
 
 /* Wait, cancellably, until relid is complete at `at` (at < upper). */
