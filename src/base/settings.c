@@ -42,8 +42,6 @@ int			mzcoord_max_collections_per_role = -1;
 int			mzcoord_max_leases = 16;
 int			mzcoord_max_lease_ttl = 24 * 3600;
 
-bool		mzcoord_preloaded = false;
-
 /* Maintenance workers: how many, and how long one step may run. */
 int			mzcoord_max_maintenance_workers = 2;
 int			mzcoord_maintenance_step_timeout = 60000;
@@ -358,6 +356,5 @@ mzcoord_define_settings(void)
 
 	define_postmaster_settings();
 	MarkGUCPrefixReserved("mzcoord");
-	mzcoord_preloaded = true;
 	return true;
 }

@@ -39,9 +39,6 @@ extern int	mzcoord_max_lease_ttl;
 extern int	mzcoord_max_maintenance_workers;
 extern int	mzcoord_maintenance_step_timeout;
 
-/* True once _PG_init ran inside shared_preload_libraries processing. */
-extern bool mzcoord_preloaded;
-
 /*
  * The search_path of every statement mzcoord runs with rights other than the
  * caller's: the coordinator's, and a backend's switched to an owner.  Only
