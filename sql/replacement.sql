@@ -130,7 +130,46 @@ SELECT k, total FROM mzcoord.read_at(NULL::rp_mv, :t4) ORDER BY k;
 -- rp_t is read by nothing now and can be dropped.
 SELECT mzcoord.drop('rp_t');
 
+-- ---------------------------------------------------------------------
+-- Data errors across a swap: the target's error ranges end at T, and the
+-- replacement's from T on become the target's
+-- ---------------------------------------------------------------------
+CREATE TABLE rp_e (k int, v int);
+SELECT mzcoord.create_table('rp_e', '1 hour') IS NOT NULL AS registered;
+INSERT INTO rp_e VALUES (1, 5);
+SELECT mzcoord.create_materialized_view('rp_div', 'SELECT k, 100 / v AS q FROM rp_e', '1 hour')
+       IS NOT NULL AS created;
+SELECT id AS div_id FROM mzcoord.items WHERE name = 'rp_div' \gset
+INSERT INTO rp_e VALUES (2, 0);
+SELECT mzcoord.last_commit_ts() AS e_bad \gset
+-- A replacement that divides safely.
+SELECT mzcoord.create_replacement('rp_div', 'rp_safe',
+       'SELECT k, 100 / NULLIF(v, 0) AS q FROM rp_e') IS NOT NULL AS created;
+SELECT wait_until(format($$SELECT bool_and(upper > %s) FROM mzcoord.frontiers
+                            WHERE relation IN ('rp_div'::regclass, 'rp_safe'::regclass)$$, :e_bad));
+SELECT try(format('SELECT * FROM mzcoord.read_at(NULL::rp_div, %s)', :e_bad));
+SELECT mzcoord.apply_replacement('rp_safe') AS e_swap \gset
+-- Before T the error stands, its range now ending at T; from T the
+-- replacement's contents.
+SELECT try(format('SELECT * FROM mzcoord.read_at(NULL::rp_div, %s)', :e_bad));
+SELECT try(format('SELECT * FROM mzcoord.read_at(NULL::rp_div, %s)', :e_swap - 1));
+SELECT k, q FROM mzcoord.read_at(NULL::rp_div, :e_swap) ORDER BY k;
+SELECT from_ts = :e_bad AS from_bad, upto_ts = :e_swap AS upto_swap, sqlstate
+  FROM mzcoord.view_errors WHERE item_id = :'div_id' ORDER BY from_ts;
+-- A replacement in error from its start (the row (1, 5) divides by zero):
+-- the target is in error from that swap on, and not before.
+SELECT mzcoord.create_replacement('rp_div', 'rp_bad5',
+       'SELECT k, 100 / (v - 5) AS q FROM rp_e') IS NOT NULL AS created;
+SELECT mzcoord.apply_replacement('rp_bad5') AS e_swap2 \gset
+SELECT k, q FROM mzcoord.read_at(NULL::rp_div, :e_swap2 - 1) ORDER BY k;
+SELECT try(format('SELECT * FROM mzcoord.read_at(NULL::rp_div, %s)', :e_swap2));
+SELECT from_ts = :e_bad AS from_bad, upto_ts = :e_swap AS upto_swap,
+       from_ts = :e_swap2 AS from_swap2, upto_ts IS NULL AS open, sqlstate
+  FROM mzcoord.view_errors WHERE item_id = :'div_id' ORDER BY from_ts;
+
 SELECT * FROM mzcoord.check_consistency();
+SELECT mzcoord.drop('rp_div');
+SELECT mzcoord.drop('rp_e');
 DROP VIEW rp_plain;
 SELECT mzcoord.drop('rp_mv', cascade => true);
 DROP TABLE rp_u;

@@ -20,7 +20,9 @@
  *	4. the catalog (part 84, _swap_definition): the old definition is kept
  *	   with its validity, the target's item takes the new one, and the
  *	   implications give it the new inputs (requirements, dependencies, and
- *	   at commit the controller's, mzc_coll_set_deps);
+ *	   at commit the controller's, mzc_coll_set_deps); the target's error
+ *	   ranges end at T and the replacement's from T on become the target's
+ *	   (mzcoord_rec_view_errors_swap);
  *	5. drops the replacement's relation, as its owner: its item goes.
  *
  * So for every t < T the target's history is what it was, and from T on it
@@ -59,6 +61,7 @@
 #include "rec_collections.h"
 #include "rec_items.h"
 #include "rec_replacements.h"
+#include "rec_view_errors.h"
 #include "refresh.h"
 #include "support.h"
 
@@ -323,6 +326,9 @@ mzcoord_apply_replacement(PG_FUNCTION_ARGS)
 	bool		argnulls[3] = {false, false, false};
 	bool		isnull;
 	char	   *qname;
+	Oid			save_user;
+	int			save_sec;
+	int			save_nest;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -382,6 +388,10 @@ mzcoord_apply_replacement(PG_FUNCTION_ARGS)
 		args[2] = Int64GetDatum(at);
 		(void) mzcoord_catalog_call("mzcoord._swap_definition(text,text,bigint)",
 									3, args, argnulls, &isnull);
+		/* ... and its error ranges, as _swap_definition's definer. */
+		save_nest = mzcoord_become_definer(vh->owner, &save_user, &save_sec);
+		mzcoord_rec_view_errors_swap(p.target_id, p.item_id, at);
+		mzcoord_restore_user(save_user, save_sec, save_nest);
 
 		/* 5. The replacement's name goes, as its owner drops it. */
 		qname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),

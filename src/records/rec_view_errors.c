@@ -209,3 +209,52 @@ mzcoord_rec_view_errors_forget(int64 gid, int64 since)
 				 "   AND upto_ts OPERATOR(pg_catalog.<=) $2",
 				 gid, since, 0, NULL, SPI_OK_DELETE);
 }
+
+/* Run one statement of the swap with (target, replacement, at). */
+static void
+swap_step(const char *sql, Datum *values, int expected)
+{
+	Oid			argtypes[3] = {TEXTOID, TEXTOID, INT8OID};
+	int			ret;
+
+	ret = SPI_execute_with_args(sql, 3, argtypes, values, NULL, false, 0);
+	if (ret != expected)
+		elog(ERROR, "could not move the errors of materialized view %s: %s",
+			 TextDatumGetCString(values[0]), SPI_result_code_string(ret));
+}
+
+/*
+ * A replacement (item replacement_id) takes the place of materialized view
+ * target_id at `at`: the target's error ranges end at `at` (those from `at`
+ * on go), and the replacement's ranges from `at` on become the target's.
+ * The caller runs it as the extension owner, in apply_replacement's
+ * transaction.
+ */
+void
+mzcoord_rec_view_errors_swap(const char *target_id, const char *replacement_id,
+							 int64 at)
+{
+	Datum		values[3];
+
+	values[0] = CStringGetTextDatum(target_id);
+	values[1] = CStringGetTextDatum(replacement_id);
+	values[2] = Int64GetDatum(at);
+	mzcoord_spi_connect();
+	swap_step("UPDATE mzcoord.view_errors SET upto_ts = $3"
+			  " WHERE item_id OPERATOR(pg_catalog.=) $1"
+			  "   AND from_ts OPERATOR(pg_catalog.<) $3"
+			  "   AND (upto_ts IS NULL OR upto_ts OPERATOR(pg_catalog.>) $3)",
+			  values, SPI_OK_UPDATE);
+	swap_step("DELETE FROM mzcoord.view_errors"
+			  " WHERE item_id OPERATOR(pg_catalog.=) $1"
+			  "   AND from_ts OPERATOR(pg_catalog.>=) $3",
+			  values, SPI_OK_DELETE);
+	swap_step("INSERT INTO mzcoord.view_errors"
+			  "   (item_id, from_ts, upto_ts, sqlstate, message)"
+			  " SELECT $1, GREATEST(e.from_ts, $3), e.upto_ts, e.sqlstate, e.message"
+			  "   FROM mzcoord.view_errors e"
+			  "  WHERE e.item_id OPERATOR(pg_catalog.=) $2"
+			  "    AND (e.upto_ts IS NULL OR e.upto_ts OPERATOR(pg_catalog.>) $3)",
+			  values, SPI_OK_INSERT);
+	SPI_finish();
+}

@@ -9,10 +9,11 @@
  *	mzcoord.view_errors		every column: a view's refresh
  *							(src/compute/refresh.c, in its transaction,
  *							through mzcoord_rec_view_errors_begin, _end and
- *							_forget); and apply_replacement, which ends the
- *							target's ranges at the swap time and takes the
- *							replacement's (_swap_definition,
- *							src/sql/84_replacement.sql: a second writer)
+ *							_forget); and apply_replacement
+ *							(src/compute/replace.c, as the extension owner,
+ *							through mzcoord_rec_view_errors_swap), which ends
+ *							the target's ranges at the swap time and takes
+ *							the replacement's
  *
  * The readers take the caller's SPI connection; the writers connect
  * themselves.
@@ -50,5 +51,7 @@ extern void mzcoord_rec_view_errors_begin(int64 gid, int64 from_ts,
 										  int sqlerrcode, const char *message);
 extern void mzcoord_rec_view_errors_end(int64 gid, int64 upto_ts);
 extern void mzcoord_rec_view_errors_forget(int64 gid, int64 since);
+extern void mzcoord_rec_view_errors_swap(const char *target_id,
+										 const char *replacement_id, int64 at);
 
 #endif							/* MZCOORD_REC_VIEW_ERRORS_H */

@@ -126,11 +126,12 @@ $$;
 
 -- The catalog side of apply_replacement (called through fmgr, after its
 -- checks as the caller and after the target adopted the replacement's
--- contents): the old definition is kept with its validity, the target's
+-- contents): the old definition is kept with its validity and the target's
 -- item takes the new one (the implications change its inputs, see
--- _replace_definition), its error ranges end at p_at and the
--- replacement's from p_at on become its own.  The replacement's relation
--- is dropped by the caller, as its owner.
+-- _replace_definition).  The caller then moves the error ranges
+-- (mzcoord_rec_view_errors_swap, the one writer of mzcoord.view_errors
+-- besides a view's refresh) and drops the replacement's relation, as its
+-- owner.  Changed in catalog 0.8: it wrote the error ranges itself.
 CREATE FUNCTION mzcoord._swap_definition(p_target text, p_replacement text,
                                          p_at bigint)
 RETURNS void LANGUAGE plpgsql
@@ -153,17 +154,6 @@ BEGIN
     VALUES (p_target, v_gid, v_target.definition, least(v_from, p_at), p_at,
             p_replacement);
     UPDATE mzcoord.items SET definition = v_new WHERE id = p_target;
-
-    UPDATE mzcoord.view_errors SET upto_ts = p_at
-     WHERE item_id = p_target AND from_ts < p_at
-       AND (upto_ts IS NULL OR upto_ts > p_at);
-    DELETE FROM mzcoord.view_errors
-     WHERE item_id = p_target AND from_ts >= p_at;
-    INSERT INTO mzcoord.view_errors (item_id, from_ts, upto_ts, sqlstate, message)
-    SELECT p_target, greatest(e.from_ts, p_at), e.upto_ts, e.sqlstate, e.message
-      FROM mzcoord.view_errors e
-     WHERE e.item_id = p_replacement
-       AND (e.upto_ts IS NULL OR e.upto_ts > p_at);
     DELETE FROM mzcoord.replacements WHERE item_id = p_replacement;
 END
 $$;

@@ -78,7 +78,8 @@
 
 /*
  * Switch to the owner of the histories (the extension owner) for internal
- * statements on mzcoord's relations, as a restricted operation.
+ * statements on mzcoord's relations: mzcoord_become_owner as a restricted
+ * operation, mzcoord_become_definer (below) as a SECURITY DEFINER function.
  *
  * The statements run with the owner's rights, so nothing in them may be
  * resolved through the caller's search_path (or the database's or role's
@@ -94,19 +95,37 @@
  * setting through (sub)transaction abort, which unwinds every GUC nest level
  * above the (sub)transaction's own.
  */
-int
-mzcoord_become_owner(Oid owner, Oid *save_user, int *save_sec)
+static int
+become(Oid owner, int flags, Oid *save_user, int *save_sec)
 {
 	int			nest;
 
 	GetUserIdAndSecContext(save_user, save_sec);
-	SetUserIdAndSecContext(owner, *save_sec | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
+	SetUserIdAndSecContext(owner, *save_sec | flags);
 	nest = NewGUCNestLevel();
 	(void) set_config_option("search_path", MZC_SAFE_SEARCH_PATH,
 							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
 	return nest;
+}
+
+int
+mzcoord_become_owner(Oid owner, Oid *save_user, int *save_sec)
+{
+	return become(owner, SECURITY_LOCAL_USERID_CHANGE |
+				  SECURITY_RESTRICTED_OPERATION, save_user, save_sec);
+}
+
+/*
+ * The same, but not as a restricted operation: as a SECURITY DEFINER
+ * function of the extension runs its body.  Only for statements on
+ * mzcoord's own catalog tables, some of whose constraints are deferred,
+ * which a restricted operation may not queue.
+ */
+int
+mzcoord_become_definer(Oid owner, Oid *save_user, int *save_sec)
+{
+	return become(owner, SECURITY_LOCAL_USERID_CHANGE, save_user, save_sec);
 }
 
 void

@@ -66,6 +66,7 @@ typedef struct MzcHistory
 extern MzcHistory *mzcoord_history_lookup(Oid relid, bool missing_ok);
 extern MzcHistory *mzcoord_history_copy(const MzcHistory *h);
 extern int	mzcoord_become_owner(Oid owner, Oid *save_user, int *save_sec);
+extern int	mzcoord_become_definer(Oid owner, Oid *save_user, int *save_sec);
 extern void mzcoord_restore_user(Oid save_user, int save_sec, int nest);
 extern char *mzcoord_history_column_list(TupleDesc reldesc, const char *prefix);
 extern char *mzcoord_relation_column_list(TupleDesc reldesc, const char *prefix);

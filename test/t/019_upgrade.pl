@@ -1,4 +1,4 @@
-# Catalog upgrades 0.1 -> 0.2 (issue 11) -> 0.3 (issue 12) -> 0.4 (issue 19) -> 0.5 -> 0.6 (issue 20) -> 0.7 (issue 23), with the
+# Catalog upgrades 0.1 -> 0.2 (issue 11) -> 0.3 (issue 12) -> 0.4 (issue 19) -> 0.5 -> 0.6 (issue 20) -> 0.7 (issue 23) -> 0.8, with the
 # current library ($current below).
 #
 # Part 1, always: the current library installs the frozen 0.1 script (every C
@@ -19,6 +19,7 @@
 # Part 1d: a 0.4 catalog (the same chain one step further), updated.
 # Part 1e: a 0.5 catalog (one step further again), updated.
 # Part 1f: a 0.6 catalog (and once more), updated.
+# Part 1g: a 0.7 catalog (and once more), updated.
 #
 # All parts compare the updated catalog with a fresh install in
 # another database: relations, columns, constraints, indexes, triggers,
@@ -35,7 +36,7 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 
 # The catalog version of this library (mzcoord.control's default_version).
-my $current = '0.7';
+my $current = '0.8';
 
 my $conf = q{
 shared_preload_libraries = 'mzcoord'
@@ -259,7 +260,7 @@ compare_catalogs($node, 'postgres', 'fresh',
 
 # Part 1b: a 0.2 catalog (the frozen 0.1 script and its update to 0.2), and
 # part 1c: a 0.3 catalog (and its update to 0.3), each updated.
-foreach my $v ('0.2', '0.3', '0.4', '0.5', '0.6')
+foreach my $v ('0.2', '0.3', '0.4', '0.5', '0.6', '0.7')
 {
 	(my $db = "from$v") =~ s/\.//;
 	$node->safe_psql('postgres', "CREATE DATABASE $db");

@@ -1,0 +1,5 @@
+-- ---------------------------------------------------------------------------
+-- Backfill of a 0.7 catalog, after the changed function.  Nothing to fill:
+-- only who writes mzcoord.view_errors during apply_replacement changed, not
+-- what the catalog holds.
+-- ---------------------------------------------------------------------------
