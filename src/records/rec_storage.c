@@ -112,7 +112,7 @@ mzcoord_rec_storage_compacted(int64 gid, int64 *compacted, bool *isnull)
 }
 
 bool
-mzcoord_rec_storage_compacted_to(int64 gid, int64 since, int64 rows_out)
+mzcoord_rec_storage_compacted_to(int64 gid, int64 since, int64 rows_left)
 {
 	Oid			argtypes[3] = {TEXTOID, INT8OID, INT8OID};
 	Datum		values[3];
@@ -120,9 +120,11 @@ mzcoord_rec_storage_compacted_to(int64 gid, int64 since, int64 rows_out)
 
 	values[0] = CStringGetTextDatum(mzcoord_gid_text(gid));
 	values[1] = Int64GetDatum(since);
-	values[2] = Int64GetDatum(rows_out);
+	values[2] = Int64GetDatum(rows_left);
 	plan = SPI_prepare("UPDATE mzcoord.storage"
-					   "   SET compacted = $2, compacted_rows = $3,"
+					   "   SET compacted = $2,"
+					   "       compacted_rows = CASE WHEN $3 OPERATOR(pg_catalog.<) 0"
+					   "                        THEN compacted_rows ELSE $3 END,"
 					   "       compacted_at = pg_catalog.now(),"
 					   "       compactions = compactions OPERATOR(pg_catalog.+) 1"
 					   " WHERE global_id OPERATOR(pg_catalog.=) $1", 3, argtypes);

@@ -72,11 +72,12 @@ extern bool mzcoord_rec_storage_compacted(int64 gid, int64 *compacted,
 										  bool *isnull);
 
 /*
- * Record that gid's history is compacted to since, with rows_out rows left.
- * Returns false if the statement failed.
+ * Record that gid's history is compacted to since, with rows_left rows at
+ * or below it (negative: compacted_rows stays as it is).  Returns false if
+ * the statement failed.
  */
 extern bool mzcoord_rec_storage_compacted_to(int64 gid, int64 since,
-											 int64 rows_out);
+											 int64 rows_left);
 
 /*
  * The rows of the n collections gids (those that have one), with their

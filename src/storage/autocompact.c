@@ -4,35 +4,41 @@
  *	  The compactor's step: which histories to compact, when.
  *
  * Policy of the compactor, a background worker of its own (worker.c):
- * compaction is storage's work, and no compaction, however long, may
- * delay the coordinator's tick.  Compaction rewrites every row below S, so it
- * runs only when it pays: a collection is compacted when it has updates
- * between its compacted frontier C and its since S, and either they number
- * at least a quarter of the rows left by the last compaction, or the last
- * compaction is older than one second per thousand of those rows (at least
- * one second).  A large table with a trickle of updates is thus rewritten
- * at most about every rows/1000 seconds, a busy one after every 25% of new
- * updates, a small one within a second or two.  Each step examines only
- * what may have become due: the collections whose bound the tick published
+ * compaction is storage's work, and no compaction, however long, may delay
+ * the coordinator's tick.  A compaction scans every row below S, so it runs
+ * only when it pays, and only retractions make it pay: each removes itself
+ * and the insertion it cancels, while an insertion that nothing retracts is
+ * left where it is (compact.c).  So a collection is compacted when it has
+ * retractions between its compacted frontier C and its since S, and either
+ * the rows they remove number at least a quarter of the history's rows (the
+ * rows the last compaction left, or the live rows the cumulative statistics
+ * count if the history has grown since), or the last compaction is older
+ * than one second per thousand of those rows (at least one second).  A large
+ * table with a trickle of updates is thus compacted at most about every
+ * rows/1000 seconds, a busy one after every 25% of removable rows, a small
+ * one within a second or two; a history that only grows (an insert-only
+ * table, a log) is never compacted, and its compacted frontier stays where
+ * it is (mzcoord.compact() still moves it).  Each step examines only what
+ * may have become due: the collections whose bound the tick published
  * (mzcoord_tick_take_published, a list in the controller's shared memory
  * that the coordinator fills and the step empties), and at most
- * MZC_COMPACT_SCAN of those that may still have updates above their
+ * MZC_COMPACT_SCAN of those that may still have retractions above their
  * compacted frontier, least recently examined first; an idle collection
  * costs nothing.  The compactor's memory of those starts from the catalog
  * (every collection whose compacted frontier is below its bound:
  * load_pending), when it starts and after the controller was rebuilt.
- * Examining one opens its history, so a step examines for at most 1/200
- * of the tick interval (but at least 8 collections); the compactor takes
- * steps once per tick interval, at once when a tick published bounds, and
- * every 50 ms while more are pending than a step looks at, so that a
- * backlog (100,000 bounds moved at once, or the catalog read at start) is
- * worked off in the background.  It stops
- * starting compactions once half a tick interval has passed (but always
- * starts the first one due, so that a loaded machine still makes
- * progress); one compaction is not interrupted.  A collection found with
- * nothing above its compacted frontier is not looked at again until the
- * tick publishes its bound again.  A compaction that fails
- * is logged and retried a minute later; it never stops the compactor.
+ * Examining one opens its history, so a step examines for at most 1/200 of
+ * the tick interval (but at least 8 collections); the compactor takes steps
+ * once per tick interval, at once when a tick published bounds, and every 50
+ * ms while more are pending than a step looks at, so that a backlog (100,000
+ * bounds moved at once, or the catalog read at start) is worked off in the
+ * background.  It stops starting compactions once half a tick interval has
+ * passed (but always starts the first one due, so that a loaded machine
+ * still makes progress); one compaction is not interrupted.  A collection
+ * found with no retraction above its compacted frontier is not opened again
+ * until its history is written (the cumulative statistics count the writes).
+ * A compaction that fails is logged and retried a minute later; it never
+ * stops the compactor.
  * mzcoord.compact(rel) compacts one collection now, whatever the policy.
  * mzcoord.auto_compact = off pauses the compactor (for
  * maintenance, or to keep history around while investigating).
@@ -115,13 +121,13 @@ typedef struct MzcCompactState
 	bool		known;			/* has a history */
 	Oid			relid;
 	Oid			histid;
-	Oid			tsidx;
+	Oid			retidx;			/* its index of retractions (install.c) */
 	int64		compacted;
 	int64		base;			/* rows the last compaction left */
 	TimestampTz compacted_at;
 	TimestampTz retry_after;
 	uint64		round;			/* round in which it was last loaded */
-	bool		pending;		/* may have updates above the compacted
+	bool		pending;		/* may have retractions above the compacted
 								 * frontier (then on pending_states) */
 	dlist_node	pending_node;
 	int64		changes_seen;	/* the history's write counters when last probed */
@@ -317,18 +323,18 @@ load_states(int64 *gids, int n)
 		st->compacted = rows[r].compacted;
 		st->base = rows[r].compacted_rows;
 		st->compacted_at = rows[r].compacted_at;
-		snprintf(idxname, sizeof(idxname), "history_u" INT64_FORMAT "_ts", gid);
-		st->tsidx = get_relname_relid(idxname, get_rel_namespace(st->histid));
-		st->known = OidIsValid(st->tsidx);
+		snprintf(idxname, sizeof(idxname), "history_u" INT64_FORMAT "_retractions", gid);
+		st->retidx = get_relname_relid(idxname, get_rel_namespace(st->histid));
+		st->known = OidIsValid(st->retidx);
 	}
 }
 
 /*
- * How many updates (at most limit) lie strictly between lo and hi in a
- * history, through its ts index and a fresh snapshot.
+ * How many rows of a history (at most limit) an index on its ts (idxid)
+ * has strictly between lo and hi, with a fresh snapshot.
  */
 static int64
-count_between(Oid histid, Oid tsidx, int64 lo, int64 hi, int64 limit)
+count_between(Oid histid, Oid idxid, int64 lo, int64 hi, int64 limit)
 {
 	Relation	hrel;
 	Relation	idx;
@@ -343,7 +349,7 @@ count_between(Oid histid, Oid tsidx, int64 lo, int64 hi, int64 limit)
 	hrel = try_table_open(histid, NoLock);
 	if (hrel == NULL)
 		return 0;
-	idx = index_open(tsidx, AccessShareLock);
+	idx = index_open(idxid, AccessShareLock);
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	slot = table_slot_create(hrel, NULL);
 	ScanKeyInit(&keys[0], 1, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(lo));
@@ -399,16 +405,16 @@ history_is_empty(Oid histid)
 
 /*
  * Is the collection due for compaction up to since?  (See the file header.)
- * A history nobody wrote since it was last found to have nothing above its
- * compacted frontier is skipped without opening it: its write counters in
- * the cumulative statistics have not moved.
+ * A history nobody wrote since it was last found to have no retraction
+ * above its compacted frontier is skipped without opening it: its write
+ * counters in the cumulative statistics have not moved.
  */
 static bool
 compaction_due(MzcCompactState *st, int64 since, TimestampTz now)
 {
-	int64		quarter = st->base / MZC_COMPACT_RATIO_DIVISOR;
-	int64		limit = Max(quarter, 1);
-	int64		n;
+	int64		rows = st->base;
+	int64		limit;
+	int64		removable;
 	int64		age_ms = (now - st->compacted_at) / 1000;
 	int64		changes = -1;
 	PgStat_StatTabEntry *tab;
@@ -417,23 +423,34 @@ compaction_due(MzcCompactState *st, int64 since, TimestampTz now)
 		return false;
 	tab = pgstat_fetch_stat_tabentry(st->histid);
 	if (tab != NULL)
+	{
 		changes = tab->tuples_inserted + tab->tuples_updated + tab->tuples_deleted;
+		/* What a compaction would rewrite: the history as it has grown. */
+		rows = Max(rows, tab->n_live_tuples);
+	}
 	if (!st->pending && pgstat_track_counts && changes == st->changes_seen)
 		return false;
 	st->changes_seen = changes;
 	if (history_is_empty(st->histid) ||
-		count_between(st->histid, st->tsidx, st->compacted, PG_INT64_MAX, 1) == 0)
+		count_between(st->histid, st->retidx, st->compacted - 1, PG_INT64_MAX, 1) == 0)
 	{
 		set_pending(st, false);
 		return false;
 	}
 	set_pending(st, true);
-	n = count_between(st->histid, st->tsidx, st->compacted, since, limit);
-	if (n == 0)
+	/*
+	 * Each retraction removes itself and the insertion it cancels.  Those at
+	 * the compacted frontier itself count: a compaction that stopped there
+	 * (compact.c) left them.
+	 */
+	limit = Max(rows / MZC_COMPACT_RATIO_DIVISOR, 1);
+	removable = 2 * count_between(st->histid, st->retidx, st->compacted - 1, since,
+								  (limit + 1) / 2);
+	if (removable == 0)
 		return false;
-	if (n >= limit)
+	if (removable >= limit)
 		return true;
-	return age_ms >= Max(MZC_COMPACT_MIN_AGE_MS, st->base * MZC_COMPACT_MS_PER_ROW);
+	return age_ms >= Max(MZC_COMPACT_MIN_AGE_MS, rows * MZC_COMPACT_MS_PER_ROW);
 }
 
 /* Compact one collection in its own transaction; errors are logged. */
@@ -471,7 +488,8 @@ compact_one(MzcCompactState *st, int64 since)
 				set_pending(st, true);
 				if (res.compacted)
 				{
-					st->base = res.rows_out;
+					if (res.rows_left >= 0)
+						st->base = res.rows_left;
 					st->compacted_at = GetCurrentTimestamp();
 				}
 			}

@@ -8,41 +8,35 @@
  * beyond its committed compaction bound in mzcoord.compaction_bounds, read
  * in the compaction's own transaction: the catalog is the authority)
  * advances every update at a time below S to S and consolidates: identical
- * rows add up, rows that add up to zero disappear.  Reads at any time >= S
- * see the same contents before, during and after: compaction is one
- * statement, in one transaction,
+ * rows add up, rows that add up to zero disappear.  Nobody reads at a time
+ * below S, and at S and after every time below S is the same as S: so a row
+ * below the compacted frontier is at the frontier, whatever its ts says,
+ * and compaction rewrites only the rows that consolidate.  Those are the
+ * rows equal to a retraction: every retraction (diff < 0) between the
+ * compacted frontier C and S, and every row below S with the same columns.
+ * Their diffs add up to a sum per row; the rows are deleted and each sum
+ * other than zero written back at S.  Every other row stays as it is: an
+ * insertion that nothing retracts gains nothing from being moved.  So after
+ * a compaction to S no retraction is left below S (check_consistency checks
+ * it): what lies below is one insertion per row still there, read as at S.
+ * A read at S or later sees the same contents before, during and after: the
+ * compaction is one transaction.
  *
- *	 WITH moved AS (DELETE FROM history WHERE ts < S RETURNING row, diff)
- *	 INSERT INTO history SELECT row, S, sum(diff) FROM moved GROUP BY row
- *	 HAVING sum(diff) <> 0
- *
- * (columns whose types have an equality that is byte identity are grouped
- * by value, the others by their image and aggregated with mzcoord._any, see
- * rowimage.c).  It only touches rows below S.  Writers are never blocked:
- * they insert rows at times at or after the upper, which is beyond S, and
- * take ROW EXCLUSIVE on the history, which does not conflict with the
- * SHARE UPDATE EXCLUSIVE lock that keeps two compactions of one history
- * apart.  The compacted frontier (no update below it) is recorded in
+ * It finds the retractions through the history's index of retractions and
+ * keeps their rows in memory (at most about maintenance_work_mem: beyond
+ * that it stops at the next time and compacts that far, the next compaction
+ * going on from there), then scans the history once for the rows equal to
+ * them (by binary image, rowimage.c); its writes are proportional to what
+ * consolidates, not to the history.  It only touches rows below S.  Writers
+ * are never blocked: they insert rows at times at or after the upper, which
+ * is beyond S, and take ROW EXCLUSIVE on the history, which does not
+ * conflict with the SHARE UPDATE EXCLUSIVE lock that keeps two compactions
+ * of one history apart.  The compacted frontier is recorded in
  * mzcoord.storage in the same transaction.
  *
- * Policy of the coordinator.  Compaction rewrites every row below S, so it
- * runs only when it pays: a collection is compacted when it has updates
- * between its compacted frontier C and its since S, and either they number
- * at least a quarter of the rows left by the last compaction, or the last
- * compaction is older than one second per thousand of those rows (at least
- * one second).  A large table with a trickle of updates is thus rewritten
- * at most about every rows/1000 seconds, a busy one after every 25% of new
- * updates, a small one within a second or two.  Each tick examines at most
- * MZC_COMPACT_SCAN collections (round robin over the controller's
- * collections), and stops starting compactions once half a tick interval
- * has passed (but always starts the first one due, so that a loaded
- * machine still makes progress); one compaction is not interrupted.  A collection found with
- * nothing above its compacted frontier is not looked at again (not even
- * opened) until the cumulative statistics show writes to its history.  A compaction that fails
- * is logged and retried a minute later; it never stops the coordinator.
- * mzcoord.compact(rel) compacts one collection now, whatever the policy.
- * mzcoord.auto_compact = off pauses the coordinator's compaction (for
- * maintenance, or to keep history around while investigating).
+ * When the compactor compacts (only when retractions make it pay) is its
+ * own policy: see autocompact.c.  mzcoord.compact(rel) compacts one
+ * collection now, whatever the policy.
  *
  * IDENTIFICATION
  *	  src/storage/compact.c
@@ -86,43 +80,9 @@
 #include "ids.h"
 #include "rec_bounds.h"
 #include "rec_storage.h"
+#include "rowimage.h"
 
 PG_FUNCTION_INFO_V1(mzcoord_compact);
-
-/* Does the default equality of this type (and collation) mean identical bytes? */
-static bool
-groups_by_value(Oid typid, Oid collid)
-{
-	typid = getBaseType(typid);
-	if (type_is_enum(typid))
-		return true;
-	switch (typid)
-	{
-		case BOOLOID:
-		case CHAROID:
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case OIDOID:
-		case REGCLASSOID:
-		case REGTYPEOID:
-		case REGPROCOID:
-		case DATEOID:
-		case TIMEOID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-		case UUIDOID:
-		case BYTEAOID:
-		case CASHOID:
-			return true;
-		case TEXTOID:
-		case VARCHAROID:
-		case NAMEOID:
-			return !OidIsValid(collid) || get_collation_isdeterministic(collid);
-		default:
-			return false;
-	}
-}
 
 /*
  * How far a collection may be compacted now: its since, and for a fed
@@ -175,114 +135,201 @@ open_history_for_compaction(const MzcHistory *h, bool wait)
 	return try_table_open(h->histid, NoLock);	/* NULL: dropped meanwhile */
 }
 
-/* Append name to a comma-separated list. */
-static void
-append_list_item(StringInfo list, const char *name)
+/*
+ * What one compaction of a history to a target S works with: the
+ * retractions from the compacted frontier C to S, keyed by row (the
+ * history's columns but ts and diff), each summing the diffs of every row
+ * below S equal to it, and the rows found equal to one of them.
+ */
+typedef struct CompactWork
 {
-	appendStringInfo(list, "%s%s", list->len ? ", " : "", name);
+	const MzcHistory *h;
+	Relation	hrel;
+	Snapshot	snapshot;
+	TupleDesc	keydesc;		/* the history's columns, ts and diff dropped */
+	MzcRowSet  *rows;			/* NULL: no retraction between C and S */
+	ItemPointerData *tids;		/* the rows below S that consolidate */
+	int64		ntids;
+	int64		maxtids;
+} CompactWork;
+
+/* The history's descriptor with ts and diff marked dropped: the row key. */
+static TupleDesc
+compaction_key_desc(const MzcHistory *h, Relation hrel)
+{
+	TupleDesc	desc = CreateTupleDescCopy(RelationGetDescr(hrel));
+
+	TupleDescAttr(desc, h->ts_attno - 1)->attisdropped = true;
+	TupleDescAttr(desc, h->diff_attno - 1)->attisdropped = true;
+	return desc;
 }
 
 /*
- * The compaction statement of h's history hrel (qhist: its quoted name),
- * $1 being the time to compact to: see the file header.  Columns whose
- * equality is byte identity are grouped by value, the others by their
- * image, and aggregated with mzcoord._any.
+ * Collect the retractions with C <= ts < *target, in time order, into
+ * cw->rows (those at C itself too: a compaction that stopped at C left
+ * them there).  Their rows are kept in memory; once they take more than
+ * maintenance_work_mem, collection stops at the next time and *target
+ * comes down to it (every retraction below it is collected): the
+ * compaction then goes that far, and the next one goes on from there.
  */
-static char *
-compaction_sql(const MzcHistory *h, Relation hrel, const char *qhist)
+static void
+collect_retractions(CompactWork *cw, int64 compacted, int64 *target)
 {
-	TupleDesc	desc = RelationGetDescr(hrel);
-	StringInfoData cols;
-	StringInfoData sel;
-	StringInfoData grp;
-	StringInfoData img;
-	StringInfoData sql;
+	MzcHistoryRead r;
+	int64		ts;
+	int64		diff;
+	int64		last = PG_INT64_MIN;
+	Size		budget = (Size) maintenance_work_mem * 1024;
 
-	initStringInfo(&cols);
-	initStringInfo(&sel);
-	initStringInfo(&grp);
-	initStringInfo(&img);
-	for (int i = 0; i < desc->natts; i++)
+	mzcoord_history_open_read(&r, cw->h, "retractions", cw->snapshot);
+	mzcoord_history_time_scan(&r, compacted, *target);
+	while (mzcoord_history_next(&r, NULL, &ts, &diff))
 	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-		const char *name = quote_identifier(NameStr(att->attname));
-
-		if (att->attisdropped || att->attnum == h->ts_attno ||
-			att->attnum == h->diff_attno)
+		if (diff >= 0)
 			continue;
-		appendStringInfo(&cols, "%s, ", name);
-		if (groups_by_value(att->atttypid, att->attcollation))
+		if (cw->rows != NULL && ts > last &&
+			MemoryContextMemAllocated(cw->rows->cxt, true) > budget)
 		{
-			appendStringInfo(&sel, "%s, ", name);
-			append_list_item(&grp, name);
+			*target = ts;
+			break;
 		}
-		else
-		{
-			appendStringInfo(&sel, "mzcoord._any(%s) AS %s, ", name, name);
-			append_list_item(&img, name);
-		}
+		last = ts;
+		if (cw->rows == NULL)
+			cw->rows = mzcoord_rowset_create(cw->keydesc, CurrentMemoryContext);
+		slot_getallattrs(r.hslot);
+		/* Counted again, with every other row below the target, by the scan. */
+		(void) mzcoord_rowset_add(cw->rows, r.hslot->tts_values, r.hslot->tts_isnull,
+								  mzcoord_row_hash(cw->keydesc, r.hslot->tts_values,
+												   r.hslot->tts_isnull),
+								  0);
 	}
-	if (img.len > 0)
-		append_list_item(&grp, psprintf("mzcoord._row_image(%s)", img.data));
-	if (grp.len == 0)
-		appendStringInfoString(&grp, "()");
+	mzcoord_history_close_read(&r);
+}
 
-	initStringInfo(&sql);
-	appendStringInfo(&sql,
-					 "WITH moved AS ("
-					 "  DELETE FROM %s WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.<) $1"
-					 "  RETURNING %s" MZC_HISTORY_DIFF "),"
-					 " merged AS ("
-					 "  SELECT %spg_catalog.sum(" MZC_HISTORY_DIFF ") AS " MZC_HISTORY_DIFF
-					 "    FROM moved GROUP BY %s),"
-					 " written AS ("
-					 "  INSERT INTO %s (%s" MZC_HISTORY_TS ", " MZC_HISTORY_DIFF ")"
-					 "  SELECT %s$1, " MZC_HISTORY_DIFF "::pg_catalog.int8 FROM merged"
-					 "   WHERE " MZC_HISTORY_DIFF " OPERATOR(pg_catalog.<>) 0"
-					 "  RETURNING 1)"
-					 " SELECT (SELECT pg_catalog.count(*) FROM moved),"
-					 "        (SELECT pg_catalog.count(*) FROM written)",
-					 qhist, cols.data, sel.data, grp.data, qhist, cols.data,
-					 cols.data);
-	return sql.data;
+/* Remember tid among the rows to delete. */
+static void
+remember_tid(CompactWork *cw, ItemPointer tid)
+{
+	if (cw->ntids == cw->maxtids)
+	{
+		cw->maxtids = Max(cw->maxtids * 2, 1024);
+		cw->tids = cw->tids == NULL ?
+			palloc_extended(sizeof(ItemPointerData) * cw->maxtids, MCXT_ALLOC_HUGE) :
+			repalloc_huge(cw->tids, sizeof(ItemPointerData) * cw->maxtids);
+	}
+	cw->tids[cw->ntids++] = *tid;
 }
 
 /*
- * Run the compaction statement sql of history qhist up to since, with a
- * fresh snapshot; res gets the rows it moved and wrote (SPI connected).
+ * One scan of the history: every row below target equal to a retraction
+ * adds its diff to the retraction's sum and is remembered for deletion;
+ * returns how many rows below target are left alone.
  */
-static void
-run_compaction(const char *sql, const char *qhist, int64 since,
-			   MzcCompaction *res)
+static int64
+match_rows(CompactWork *cw, int64 target)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(since)};
-	SPIPlanPtr	plan;
-	bool		isnull;
+	const MzcHistory *h = cw->h;
+	TableScanDesc scan = table_beginscan(cw->hrel, cw->snapshot, 0, NULL);
+	TupleTableSlot *slot = table_slot_create(cw->hrel, NULL);
+	int64		left = 0;
 
-	plan = SPI_prepare(sql, 1, argtypes);
-	if (plan == NULL)
-		elog(ERROR, "could not prepare the compaction of %s: %s", qhist,
-			 SPI_result_code_string(SPI_result));
-	if (SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
-							 InvalidSnapshot, false, true, 0) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		elog(ERROR, "could not compact %s", qhist);
-	res->rows_in = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-											   SPI_tuptable->tupdesc, 1, &isnull));
-	res->rows_out = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-												SPI_tuptable->tupdesc, 2, &isnull));
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		int64		ts;
+		MzcRowEntry *e;
+
+		CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(slot);
+		ts = DatumGetInt64(slot->tts_values[h->ts_attno - 1]);
+		if (ts >= target)
+			continue;
+		e = mzcoord_rowset_find(cw->rows, slot->tts_values, slot->tts_isnull,
+								mzcoord_row_hash(cw->keydesc, slot->tts_values,
+												 slot->tts_isnull));
+		if (e == NULL)
+		{
+			left++;
+			continue;
+		}
+		e->count += DatumGetInt64(slot->tts_values[h->diff_attno - 1]);
+		remember_tid(cw, &slot->tts_tid);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	return left;
 }
 
 /*
- * Record in mzcoord.storage that gid's history (qhist) is compacted to
- * since, leaving rows_out rows there (SPI connected).
+ * Replace the rows that consolidate by their sums, at target; returns how
+ * many rows were written.  A negative sum means the history retracts more
+ * of a row than it ever inserted: it is corrupt, and nothing is changed.
+ */
+static int64
+write_consolidated(CompactWork *cw, int64 target)
+{
+	MzcHistoryWriter w;
+
+	for (MzcRowEntry *e = cw->rows->first; e != NULL; e = e->link)
+		if (e->count < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("history \"%s\" retracts a row more often than it inserts it",
+							RelationGetRelationName(cw->hrel)),
+					 errdetail("Below time " INT64_FORMAT " the row's diffs add up to " INT64_FORMAT ".",
+							   target, e->count)));
+	for (int64 i = 0; i < cw->ntids; i++)
+		simple_table_tuple_delete(cw->hrel, &cw->tids[i], cw->snapshot);
+	mzcoord_history_writer_begin(&w, cw->h, cw->ntids > 1000);
+	for (MzcRowEntry *e = cw->rows->first; e != NULL; e = e->link)
+		if (e->count > 0)
+			mzcoord_history_writer_add_columns(&w, e->values, e->isnull, target,
+											   e->count);
+	mzcoord_history_writer_end(&w);
+	return w.written;
+}
+
+/*
+ * Compact h's history (hrel, locked for compaction) from its compacted
+ * frontier up to *target, with a fresh snapshot; *target may come down
+ * (collect_retractions).  See the file header.
  */
 static void
-record_compaction(int64 gid, const char *qhist, int64 since, int64 rows_out)
+run_compaction(const MzcHistory *h, Relation hrel, int64 compacted,
+			   int64 *target, MzcCompaction *res)
 {
-	if (!mzcoord_rec_storage_compacted_to(gid, since, rows_out))
-		elog(ERROR, "could not record the compaction of %s", qhist);
+	CompactWork cw = {0};
+
+	cw.h = h;
+	cw.hrel = hrel;
+	cw.snapshot = RegisterSnapshot(GetLatestSnapshot());
+	cw.keydesc = compaction_key_desc(h, hrel);
+	collect_retractions(&cw, compacted, target);
+	if (cw.rows != NULL)
+	{
+		res->rows_left = match_rows(&cw, *target);
+		res->rows_in = cw.ntids;
+		res->rows_out = write_consolidated(&cw, *target);
+		res->rows_left += res->rows_out;
+		mzcoord_rowset_destroy(cw.rows);
+	}
+	else
+		res->rows_left = -1;	/* not counted: as many as before, and more */
+	if (cw.tids != NULL)
+		pfree(cw.tids);
+	UnregisterSnapshot(cw.snapshot);
+}
+
+/*
+ * Record in mzcoord.storage that gid's history (hrel) is compacted to
+ * since, leaving rows_left rows at or below it (-1: as many as the last
+ * compaction counted; SPI connected).
+ */
+static void
+record_compaction(int64 gid, Relation hrel, int64 since, int64 rows_left)
+{
+	if (!mzcoord_rec_storage_compacted_to(gid, since, rows_left))
+		elog(ERROR, "could not record the compaction of %s",
+			 RelationGetRelationName(hrel));
 }
 
 /*
@@ -293,7 +340,6 @@ bool
 mzcoord_compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
 {
 	Relation	hrel;
-	char	   *qhist;
 	Oid			save_user;
 	int			save_sec;
 	int			save_nest;
@@ -319,12 +365,10 @@ mzcoord_compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompacti
 		since = Min(since, bound);
 	if (found && since > res->frontier)
 	{
-		qhist = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(hrel)),
-										   RelationGetRelationName(hrel));
-		run_compaction(compaction_sql(h, hrel, qhist), qhist, since, res);
+		run_compaction(h, hrel, res->frontier, &since, res);
 		/* Test only: history compacted, its frontier not yet recorded. */
 		mzcoord_failpoint_check("compaction_before_record");
-		record_compaction(h->gid, qhist, since, res->rows_out);
+		record_compaction(h->gid, hrel, since, res->rows_left);
 		res->frontier = since;
 		res->compacted = true;
 	}

@@ -20,8 +20,10 @@
 typedef struct MzcCompaction
 {
 	int64		frontier;		/* compacted frontier afterwards */
-	int64		rows_in;		/* updates below it that were moved */
-	int64		rows_out;		/* rows written at it */
+	int64		rows_in;		/* rows below it that consolidated */
+	int64		rows_out;		/* rows written at it, their sums */
+	int64		rows_left;		/* rows at or below it afterwards (-1: not
+								 * counted, nothing consolidated) */
 	bool		compacted;		/* false: nothing to do */
 } MzcCompaction;
 

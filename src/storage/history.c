@@ -7,10 +7,10 @@
  *
  * A history is a relation mzcoord.history_u<N> owned by the extension
  * owner, readable and writable by nobody else (install.c creates it).
- * Updates are written straight into the heap and its indexes with
- * table_multi_insert, as COPY does: no executor, no plan, no permission
- * check on the history (the caller checked the user's right to write the
- * relation itself).
+ * Updates are written straight into the heap with table_multi_insert, as
+ * COPY does, and into its two indexes with index_insert: no executor, no
+ * plan, no permission check on the history (the caller checked the user's
+ * right to write the relation itself).
  *
  * IDENTIFICATION
  *	  src/storage/history.c
@@ -31,9 +31,11 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_opfamily.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
@@ -146,15 +148,33 @@ typedef struct MzcHistoryCacheEntry
 	MzcHistory *hist;			/* NULL or invalid: look it up again */
 } MzcHistoryCacheEntry;
 
+/*
+ * Per history, what a writer found its indexes to be (see "Writing
+ * updates" below): known until a relcache invalidation of the history or
+ * of one of the two indexes.
+ */
+typedef struct MzcIndexShape
+{
+	Oid			histid;			/* hash key */
+	bool		known;			/* false: inspect the indexes again */
+	Oid			ts_index;		/* both valid: write entries directly */
+	Oid			retractions_index;
+} MzcIndexShape;
+
 static HTAB *history_cache = NULL;
+static HTAB *shape_cache = NULL;
 static MemoryContext history_cxt = NULL;
 
-/* Relcache invalidation of a relation or its history drops the entry. */
+/*
+ * Relcache invalidation of a relation or its history drops the entry; of a
+ * history or one of its indexes, what a writer knows of its indexes.
+ */
 static void
 history_cache_inval(Datum arg, Oid relid)
 {
 	HASH_SEQ_STATUS status;
 	MzcHistoryCacheEntry *e;
+	MzcIndexShape *s;
 
 	if (history_cache == NULL)
 		return;
@@ -163,6 +183,11 @@ history_cache_inval(Datum arg, Oid relid)
 		if (e->hist != NULL &&
 			(!OidIsValid(relid) || e->relid == relid || e->hist->histid == relid))
 			e->hist->valid = false;
+	hash_seq_init(&status, shape_cache);
+	while ((s = hash_seq_search(&status)) != NULL)
+		if (!OidIsValid(relid) || s->histid == relid ||
+			s->ts_index == relid || s->retractions_index == relid)
+			s->known = false;
 }
 
 static void
@@ -177,6 +202,9 @@ history_cache_init(void)
 									   sizeof(Oid),
 									   sizeof(MzcHistoryCacheEntry),
 									   history_cxt);
+	shape_cache = mzcoord_local_hash("mzcoord history index shapes", 64,
+									 sizeof(Oid), sizeof(MzcIndexShape),
+									 history_cxt);
 	CacheRegisterRelcacheCallback(history_cache_inval, (Datum) 0);
 }
 
@@ -393,6 +421,153 @@ mzcoord_relation_column_list(TupleDesc reldesc, const char *prefix)
  */
 
 /*
+ * A history's indexes are the two install.c creates: a btree on ts, and a
+ * btree on ts of the rows with diff < 0 (read_at's retractions).  A writer
+ * that finds exactly these inserts their entries itself: the key is the
+ * row's ts, and whether the second index takes the row is the sign of its
+ * diff.  The executor's way (ExecOpenIndices, ExecInsertIndexTuples) builds
+ * each index's description and compiles the partial index's predicate for
+ * every writer, and evaluates it for every row: for the commit of a small
+ * transaction (a few rows in each of a few histories) that set-up cost
+ * about as much as the entries themselves.  Any other set of indexes (one
+ * added by hand, one being built concurrently and not yet ready) goes the
+ * executor's way, which handles every case.
+ */
+typedef enum MzcIndexKind
+{
+	MZC_INDEX_OTHER,
+	MZC_INDEX_TS,
+	MZC_INDEX_RETRACTIONS,
+} MzcIndexKind;
+
+/* Is pred (an index predicate, implicit AND) exactly "diff < 0"? */
+static bool
+is_retractions_predicate(List *pred, AttrNumber diff_attno)
+{
+	OpExpr	   *op;
+	Var		   *var;
+	Const	   *c;
+	Oid			fn;
+
+	if (list_length(pred) != 1 || !IsA(linitial(pred), OpExpr))
+		return false;
+	op = linitial(pred);
+	if (list_length(op->args) != 2 || !IsA(linitial(op->args), Var) ||
+		!IsA(lsecond(op->args), Const))
+		return false;
+	var = linitial(op->args);
+	c = lsecond(op->args);
+	if (var->varattno != diff_attno || c->constisnull)
+		return false;
+	fn = get_opcode(op->opno);
+	if (fn == F_INT84LT && c->consttype == INT4OID)
+		return DatumGetInt32(c->constvalue) == 0;
+	if (fn == F_INT8LT && c->consttype == INT8OID)
+		return DatumGetInt64(c->constvalue) == 0;
+	return false;
+}
+
+/* Which of the two index shapes of a history idx has, if any. */
+static MzcIndexKind
+index_kind(Relation idx, const MzcHistory *h)
+{
+	Form_pg_index ind = idx->rd_index;
+	List	   *pred;
+
+	if (idx->rd_rel->relam != BTREE_AM_OID || ind->indnatts != 1 ||
+		ind->indnkeyatts != 1 || ind->indisunique || ind->indisexclusion ||
+		!ind->indisready || !ind->indislive ||
+		ind->indkey.values[0] != h->ts_attno ||
+		idx->rd_opfamily[0] != INTEGER_BTREE_FAM_OID ||
+		idx->rd_indoption[0] != 0 ||
+		RelationGetIndexExpressions(idx) != NIL)
+		return MZC_INDEX_OTHER;
+	pred = RelationGetIndexPredicate(idx);
+	if (pred == NIL)
+		return MZC_INDEX_TS;
+	return is_retractions_predicate(pred, h->diff_attno) ?
+		MZC_INDEX_RETRACTIONS : MZC_INDEX_OTHER;
+}
+
+/*
+ * The IndexInfo index_insert hands the access method, for both shapes: one
+ * key column, no expressions.  The btree access method reads nothing from
+ * it for an insert (other access methods keep state there, hence not NULL).
+ */
+static IndexInfo *direct_index_info = NULL;
+
+static IndexInfo *
+make_direct_index_info(void)
+{
+	MemoryContext old = MemoryContextSwitchTo(history_cxt);
+	IndexInfo  *ii = makeIndexInfo(1, 1, BTREE_AM_OID, NIL, NIL,
+								   false, false, true, false);
+
+	MemoryContextSwitchTo(old);
+	return ii;
+}
+
+/* Look at the indexes of the writer's history (locked): see above. */
+static void
+inspect_indexes(MzcHistoryWriter *w, MzcIndexShape *s)
+{
+	List	   *list = RelationGetIndexList(w->rel);
+	ListCell   *lc;
+
+	s->ts_index = InvalidOid;
+	s->retractions_index = InvalidOid;
+	if (list_length(list) == 2)
+	{
+		foreach(lc, list)
+		{
+			Relation	idx = index_open(lfirst_oid(lc), RowExclusiveLock);
+			MzcIndexKind kind = index_kind(idx, w->hist);
+
+			index_close(idx, NoLock);
+			if (kind == MZC_INDEX_TS)
+				s->ts_index = lfirst_oid(lc);
+			else if (kind == MZC_INDEX_RETRACTIONS)
+				s->retractions_index = lfirst_oid(lc);
+		}
+	}
+	if (!OidIsValid(s->ts_index) || !OidIsValid(s->retractions_index))
+		s->ts_index = s->retractions_index = InvalidOid;
+	s->known = true;
+	list_free(list);
+}
+
+/*
+ * Open the writer's indexes: the two known ones directly when that is all
+ * the history has, else all of them through a result relation.
+ */
+static void
+open_indexes(MzcHistoryWriter *w)
+{
+	MzcIndexShape *s;
+	bool		found;
+	Oid			histid = RelationGetRelid(w->rel);
+
+	history_cache_init();
+	s = hash_search(shape_cache, &histid, HASH_ENTER, &found);
+	if (!found)
+		s->known = false;
+	if (!s->known)
+		inspect_indexes(w, s);
+	if (OidIsValid(s->ts_index))
+	{
+		if (direct_index_info == NULL)
+			direct_index_info = make_direct_index_info();
+		w->ts_index = index_open(s->ts_index, RowExclusiveLock);
+		w->retractions_index = index_open(s->retractions_index, RowExclusiveLock);
+		return;
+	}
+	w->estate = CreateExecutorState();
+	w->rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(w->rri, w->rel, 1, NULL, 0);
+	ExecOpenIndices(w->rri, false);
+}
+
+/*
  * Start writing updates into h's history.  bulk: many rows are expected
  * (use a bulk-insert buffer strategy).  The caller holds a lock on the
  * relation that excludes concurrent DDL.  The history is opened with
@@ -409,14 +584,36 @@ mzcoord_history_writer_begin(MzcHistoryWriter *w, const MzcHistory *h, bool bulk
 		elog(ERROR, "history \"%s\" has %d columns, its writer expects %d",
 			 RelationGetRelationName(w->rel), RelationGetDescr(w->rel)->natts,
 			 h->hist_natts);
-	w->estate = CreateExecutorState();
-	w->rri = makeNode(ResultRelInfo);
-	InitResultRelInfo(w->rri, w->rel, 1, NULL, 0);
-	ExecOpenIndices(w->rri, false);
+	open_indexes(w);
 	w->maxslots = bulk ? MZC_WRITE_BATCH_ROWS : 16;
 	w->slots = palloc0(sizeof(TupleTableSlot *) * w->maxslots);
+	w->ts = palloc(sizeof(int64) * w->maxslots);
+	w->diffs = palloc(sizeof(int64) * w->maxslots);
 	w->bistate = bulk ? GetBulkInsertState() : NULL;
 	w->cid = GetCurrentCommandId(true);
+}
+
+/* Index the i-th row of the batch, just written into the heap. */
+static void
+index_row(MzcHistoryWriter *w, int i)
+{
+	TupleTableSlot *slot = w->slots[i];
+	Datum		key = Int64GetDatum(w->ts[i]);
+	bool		isnull = false;
+
+	if (w->ts_index == NULL)
+	{
+		if (w->rri->ri_NumIndices > 0)
+			list_free(ExecInsertIndexTuples(w->rri, slot, w->estate,
+											false, false, NULL, NIL));
+		ResetPerTupleExprContext(w->estate);
+		return;
+	}
+	index_insert(w->ts_index, &key, &isnull, &slot->tts_tid, w->rel,
+				 UNIQUE_CHECK_NO, false, direct_index_info);
+	if (w->diffs[i] < 0)
+		index_insert(w->retractions_index, &key, &isnull, &slot->tts_tid,
+					 w->rel, UNIQUE_CHECK_NO, false, direct_index_info);
 }
 
 static void
@@ -427,20 +624,51 @@ history_writer_flush(MzcHistoryWriter *w)
 	table_multi_insert(w->rel, w->slots, w->nslots, w->cid, 0, w->bistate);
 	for (int i = 0; i < w->nslots; i++)
 	{
-		if (w->rri->ri_NumIndices > 0)
-		{
-			List	   *recheck;
-
-			recheck = ExecInsertIndexTuples(w->rri, w->slots[i], w->estate,
-											false, false, NULL, NIL);
-			list_free(recheck);
-		}
-		ResetPerTupleExprContext(w->estate);
+		index_row(w, i);
 		ExecClearTuple(w->slots[i]);
 	}
 	w->written += w->nslots;
 	w->nslots = 0;
 	w->batch_bytes = 0;
+}
+
+/* The writer's next slot, emptied, with every column null. */
+static TupleTableSlot *
+writer_next_slot(MzcHistoryWriter *w)
+{
+	TupleTableSlot *slot;
+
+	if (w->slots[w->nslots] == NULL)
+		w->slots[w->nslots] = table_slot_create(w->rel, NULL);
+	slot = w->slots[w->nslots];
+	ExecClearTuple(slot);
+	for (int i = 0; i < w->hist->hist_natts; i++)
+	{
+		slot->tts_values[i] = (Datum) 0;
+		slot->tts_isnull[i] = true;
+	}
+	return slot;
+}
+
+/* Set slot's time and diff, keep it, and write the batch when it is full. */
+static void
+writer_keep_slot(MzcHistoryWriter *w, TupleTableSlot *slot, int64 ts, int64 diff)
+{
+	const MzcHistory *h = w->hist;
+
+	slot->tts_values[h->ts_attno - 1] = Int64GetDatum(ts);
+	slot->tts_isnull[h->ts_attno - 1] = false;
+	slot->tts_values[h->diff_attno - 1] = Int64GetDatum(diff);
+	slot->tts_isnull[h->diff_attno - 1] = false;
+	ExecStoreVirtualTuple(slot);
+	/* The caller reuses what the values point to: own them. */
+	ExecMaterializeSlot(slot);
+	w->ts[w->nslots] = ts;
+	w->diffs[w->nslots] = diff;
+	w->batch_bytes += 64;
+
+	if (++w->nslots >= w->maxslots || w->batch_bytes >= MZC_WRITE_BATCH_BYTES)
+		history_writer_flush(w);
 }
 
 /*
@@ -453,23 +681,11 @@ mzcoord_history_writer_add(MzcHistoryWriter *w, TupleTableSlot *row,
 {
 	const MzcHistory *h = w->hist;
 	TupleTableSlot *slot;
-	Datum	   *values;
-	bool	   *isnull;
 
 	if (row->tts_tupleDescriptor->natts != h->natts)
 		elog(ERROR, "row of %d columns for the history of a relation of %d",
 			 row->tts_tupleDescriptor->natts, h->natts);
-	if (w->slots[w->nslots] == NULL)
-		w->slots[w->nslots] = table_slot_create(w->rel, NULL);
-	slot = w->slots[w->nslots];
-	ExecClearTuple(slot);
-	values = slot->tts_values;
-	isnull = slot->tts_isnull;
-	for (int i = 0; i < h->hist_natts; i++)
-	{
-		values[i] = (Datum) 0;
-		isnull[i] = true;
-	}
+	slot = writer_next_slot(w);
 	slot_getallattrs(row);
 	for (int i = 0; i < h->natts; i++)
 	{
@@ -477,22 +693,38 @@ mzcoord_history_writer_add(MzcHistoryWriter *w, TupleTableSlot *row,
 
 		if (a == 0)
 			continue;
-		values[a - 1] = row->tts_values[i];
-		isnull[a - 1] = row->tts_isnull[i];
-		if (!isnull[a - 1] && TupleDescAttr(row->tts_tupleDescriptor, i)->attlen == -1)
-			w->batch_bytes += VARSIZE_ANY(DatumGetPointer(values[a - 1]));
+		slot->tts_values[a - 1] = row->tts_values[i];
+		slot->tts_isnull[a - 1] = row->tts_isnull[i];
+		if (!row->tts_isnull[i] && TupleDescAttr(row->tts_tupleDescriptor, i)->attlen == -1)
+			w->batch_bytes += VARSIZE_ANY(DatumGetPointer(row->tts_values[i]));
 	}
-	values[h->ts_attno - 1] = Int64GetDatum(ts);
-	isnull[h->ts_attno - 1] = false;
-	values[h->diff_attno - 1] = Int64GetDatum(diff);
-	isnull[h->diff_attno - 1] = false;
-	ExecStoreVirtualTuple(slot);
-	/* The row's slot is reused by the caller: own the values. */
-	ExecMaterializeSlot(slot);
-	w->batch_bytes += 64;
+	writer_keep_slot(w, slot, ts, diff);
+}
 
-	if (++w->nslots >= w->maxslots || w->batch_bytes >= MZC_WRITE_BATCH_BYTES)
-		history_writer_flush(w);
+/*
+ * Add one update given as the columns of a history row (values and isnull
+ * in the history's column order; its ts and diff are ignored), at ts with
+ * diff: compaction writes back rows it read from the history.
+ */
+void
+mzcoord_history_writer_add_columns(MzcHistoryWriter *w, Datum *values,
+								   bool *isnull, int64 ts, int64 diff)
+{
+	TupleDesc	desc = RelationGetDescr(w->rel);
+	TupleTableSlot *slot = writer_next_slot(w);
+
+	for (int i = 0; i < w->hist->hist_natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped)
+			continue;
+		slot->tts_values[i] = values[i];
+		slot->tts_isnull[i] = isnull[i];
+		if (!isnull[i] && att->attlen == -1)
+			w->batch_bytes += VARSIZE_ANY(DatumGetPointer(values[i]));
+	}
+	writer_keep_slot(w, slot, ts, diff);
 }
 
 void
@@ -504,8 +736,16 @@ mzcoord_history_writer_end(MzcHistoryWriter *w)
 			ExecDropSingleTupleTableSlot(w->slots[i]);
 	if (w->bistate)
 		FreeBulkInsertState(w->bistate);
-	ExecCloseIndices(w->rri);
-	FreeExecutorState(w->estate);
+	if (w->ts_index != NULL)
+	{
+		index_close(w->ts_index, NoLock);
+		index_close(w->retractions_index, NoLock);
+	}
+	else
+	{
+		ExecCloseIndices(w->rri);
+		FreeExecutorState(w->estate);
+	}
 	table_close(w->rel, NoLock);
 }
 

@@ -83,9 +83,15 @@ typedef struct MzcHistoryWriter
 {
 	const MzcHistory *hist;
 	Relation	rel;
+	/* the two indexes install.c creates, entries written directly ... */
+	Relation	ts_index;
+	Relation	retractions_index;
+	/* ... or, for any other set of indexes, through the executor */
 	EState	   *estate;
 	ResultRelInfo *rri;
 	TupleTableSlot **slots;
+	int64	   *ts;				/* per slot: its row's ts and diff */
+	int64	   *diffs;
 	int			nslots;
 	int			maxslots;
 	Size		batch_bytes;
@@ -98,6 +104,9 @@ extern void mzcoord_history_writer_begin(MzcHistoryWriter *w,
 										 const MzcHistory *h, bool bulk);
 extern void mzcoord_history_writer_add(MzcHistoryWriter *w, TupleTableSlot *row,
 									   int64 ts, int64 diff);
+extern void mzcoord_history_writer_add_columns(MzcHistoryWriter *w,
+											  Datum *values, bool *isnull,
+											  int64 ts, int64 diff);
 extern void mzcoord_history_writer_end(MzcHistoryWriter *w);
 
 /*

@@ -159,12 +159,13 @@ check_contents(ProblemSink *sink, StorageCheckRow *r, Relation rel,
 
 /*
  * Count the history rows (of hrel) whose time compares with bound as cmp
- * says (an operator of pg_catalog), leaving out the caller's own
- * uncommitted ones; run as the history's owner.  fresh: with a snapshot
- * taken now, else with the statement's.
+ * says (an operator of pg_catalog), only the retractions if retractions,
+ * leaving out the caller's own uncommitted ones; run as the history's
+ * owner.  fresh: with a snapshot taken now, else with the statement's.
  */
 static int64
-count_history(Relation hrel, const char *cmp, int64 bound, bool fresh)
+count_history(Relation hrel, const char *cmp, int64 bound, bool retractions,
+			  bool fresh)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(bound)};
@@ -177,9 +178,10 @@ count_history(Relation hrel, const char *cmp, int64 bound, bool fresh)
 	save_nest = mzcoord_become_owner(hrel->rd_rel->relowner, &save_user, &save_sec);
 	mzcoord_spi_connect();
 	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FROM mzcoord.%s"
-									   " WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.%s) $1"
+									   " WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.%s) $1%s"
 									   "   AND NOT mzcoord._row_is_own(xmin)",
-									   quote_identifier(RelationGetRelationName(hrel)), cmp),
+									   quote_identifier(RelationGetRelationName(hrel)), cmp,
+									   retractions ? " AND " MZC_HISTORY_DIFF " OPERATOR(pg_catalog.<) 0" : ""),
 							  1, argtypes, values, NULL, !fresh, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not count the history of %s",
 			 RelationGetRelationName(hrel));
@@ -212,7 +214,7 @@ check_above_upper(ProblemSink *sink, StorageCheckRow *r, Relation hrel)
 		mzc_ts		closed;
 
 		mzcoord_oracle_state(&closed, &latest);
-		above = count_history(hrel, ">", latest, false);
+		above = count_history(hrel, ">", latest, false, false);
 		if (above > 0)
 			problem(sink, "history above the ceiling", r->gid,
 					psprintf("%lld rows of %s are above the replayed ceiling " INT64_FORMAT,
@@ -221,7 +223,7 @@ check_above_upper(ProblemSink *sink, StorageCheckRow *r, Relation hrel)
 		return;
 	}
 	latest = mzcoord_oracle_latest();
-	above = count_history(hrel, ">", latest, false);
+	above = count_history(hrel, ">", latest, false, false);
 	if (above > 0)
 		problem(sink, "history above the upper", r->gid,
 				psprintf("%lld rows of %s are above the latest table timestamp " INT64_FORMAT,
@@ -281,22 +283,24 @@ check_triggers(ProblemSink *sink, StorageCheckRow *r, Relation rel, Oid fn)
 }
 
 /*
- * Nothing below the compacted frontier, which is not beyond the since; for
- * a table, nothing above the table timeline either.  The frontier was read
- * with a fresh snapshot, so the rows are counted with a still fresher one:
- * a compaction committed between the two would otherwise leave rows
+ * No retraction below the compacted frontier, which is not beyond the
+ * since (a row below the frontier is read as at it: compaction consolidated
+ * every row a retraction there touched, see compact.c); for a table,
+ * nothing above the table timeline either.  The frontier was read with a
+ * fresh snapshot, so the rows are counted with a still fresher one: a
+ * compaction committed between the two would otherwise leave retractions
  * "below" it.
  */
 static void
 check_compaction(ProblemSink *sink, StorageCheckRow *r, Relation hrel)
 {
-	int64		below = count_history(hrel, "<", r->compacted, true);
+	int64		below = count_history(hrel, "<", r->compacted, true, true);
 	int64		gid;
 	MzcCollectionInfo info;
 
 	if (below > 0)
-		problem(sink, "history below its compacted frontier", r->gid,
-				psprintf("%lld rows of %s are below " INT64_FORMAT,
+		problem(sink, "retraction below the compacted frontier", r->gid,
+				psprintf("%lld retractions of %s are below " INT64_FORMAT,
 						 (long long) below, RelationGetRelationName(hrel),
 						 r->compacted));
 	if (r->kind == MZC_KIND_TABLE)

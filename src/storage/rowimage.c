@@ -15,10 +15,11 @@
  * so this never separates what should cancel.
  *
  * Here: hashing and comparing rows of a tuple descriptor, a multiset of rows
- * (a chained hash table in its own memory context), and two SQL helpers for
- * compaction in SQL: mzcoord._row_image(VARIADIC "any") (the bytes of a
- * list of values, to group by) and the aggregate mzcoord._any (any value of
- * a group).
+ * (a chained hash table in its own memory context), and two SQL helpers
+ * for grouping rows by identity in SQL: mzcoord._row_image(VARIADIC "any")
+ * (the bytes of a list of values, to group by) and the aggregate
+ * mzcoord._any (any value of a group).  Compaction used them until it moved
+ * to C (compact.c); they stay in the catalog, where SQL may use them.
  *
  * IDENTIFICATION
  *	  src/storage/rowimage.c

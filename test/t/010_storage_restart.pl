@@ -140,7 +140,7 @@ is($node->safe_psql('postgres', q{SELECT string_agg(k::text, ',' ORDER BY k) FRO
 	'1,2,3,4,5', 'the source shows what was appended before and after the crash');
 
 # Compaction goes on after the restart.
-$node->safe_psql('postgres', q{INSERT INTO short VALUES (1000)});
+$node->safe_psql('postgres', q{UPDATE short SET k = 1000 WHERE k = 11});
 my $w = $node->safe_psql('postgres', q{SELECT max(ts) FROM mzcoord.history_u2});
 $node->poll_query_until('postgres', qq{
 	SELECT compacted > $w FROM mzcoord.storage WHERE relation = 'short'::regclass})
