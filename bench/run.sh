@@ -1423,7 +1423,11 @@ bench_b18() {
 # --------------------------------------------------------------------------
 
 # Higher is better for TPS; lower for times and bytes.  The ratio is mzcoord/baseline
-# of the medians; the spread is (max - min) / median per variant.
+# of the medians; the spread is (max - min) / median per variant.  The round
+# ratio is the median over the rounds of that round's mzcoord/baseline: the
+# two run one after the other within a round, so it is not moved by the
+# machine's speed drifting from round to round, which the ratio of the
+# medians can be (both medians may come from different rounds).
 report() {
 	local csv=$RESULTS_DIR/$STAMP.csv json=$RESULTS_DIR/$STAMP.json
 	mkdir -p "$RESULTS_DIR"
@@ -1434,12 +1438,12 @@ report() {
 	}
 	{
 		k = $1 SUBSEP $2 SUBSEP $3; key[$1 SUBSEP $2] = 1; metric[$1 SUBSEP $2] = $4
-		n[k]++; v[k, n[k]] = $6
+		n[k]++; v[k, n[k]] = $6; at[k, $5] = $6; rnd[$1 SUBSEP $2, $5] = 1
 		if (!(k in mn) || $6 < mn[k]) mn[k] = $6
 		if (!(k in mx) || $6 > mx[k]) mx[k] = $6
 	}
 	END {
-		print "benchmark,case,metric,mzcoord_median,mzcoord_spread,baseline_median,baseline_spread,ratio,rounds,quick"
+		print "benchmark,case,metric,mzcoord_median,mzcoord_spread,baseline_median,baseline_spread,ratio,rounds,quick,round_ratio"
 		for (kk in key) {
 			split(kk, p, SUBSEP)
 			for (w = 0; w < 2; w++) {
@@ -1449,7 +1453,14 @@ report() {
 				med[w] = median(a, n[k]); spr[w] = med[w] ? (mx[k] - mn[k]) / med[w] : 0
 			}
 			ratio = (med[0] != "" && med[1] != "" && med[1] != 0) ? med[0] / med[1] : ""
-			printf "%s,%s,%s,%s,%s,%s,%s,%s,%d,%d\n", p[1], p[2], metric[kk], med[0], spr[0], med[1], spr[1], ratio, n[k], quick
+			km = kk SUBSEP "mzcoord"; kb = kk SUBSEP "baseline"; m = 0; delete a
+			for (rk in rnd) {
+				split(rk, q, SUBSEP)
+				if (q[1] SUBSEP q[2] != kk || !((km, q[3]) in at) || !((kb, q[3]) in at) || at[kb, q[3]] == 0) continue
+				a[++m] = at[km, q[3]] / at[kb, q[3]]
+			}
+			rratio = m ? median(a, m) : ""
+			printf "%s,%s,%s,%s,%s,%s,%s,%s,%d,%d,%s\n", p[1], p[2], metric[kk], med[0], spr[0], med[1], spr[1], ratio, n[k], quick, rratio
 		}
 	}' "$RAW" | { IFS= read -r header; echo "$header"; sort -t, -k1,1V -k2,2; } >"$csv"
 

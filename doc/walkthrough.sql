@@ -42,8 +42,9 @@ SELECT since - :t0 AS since_after_t0, upper - since AS lag_ms
 SELECT * FROM mzcoord.read_at(NULL::orders, :t0) ORDER BY id;
 COMMIT;
 
--- 5. Released, the since moves on and the coordinator compacts: updates
---    below the since are moved to it and consolidated.
+-- 5. Released, the since moves on and the coordinator compacts: the
+--    retractions below the since and the rows they cancel disappear; the
+--    rows nothing retracted keep their times, read as at the frontier.
 SELECT set_config('walk.t0', :'t0', false), set_config('walk.t1', :'t1', false) \gset
 DO $$
 BEGIN
