@@ -330,8 +330,11 @@ load_states(int64 *gids, int n)
 }
 
 /*
- * How many rows of a history (at most limit) an index on its ts (idxid)
- * has strictly between lo and hi, with a fresh snapshot.
+ * How many rows of a history (at most limit) its index of retractions
+ * (idxid) has strictly between lo and hi, with a fresh snapshot; -1 if that
+ * index is not one a read can use (replaced by hand): the compaction, which
+ * reads through it, then reports the problem, and this process, which
+ * compacts every other collection, does not fail on it.
  */
 static int64
 count_between(Oid histid, Oid idxid, int64 lo, int64 hi, int64 limit)
@@ -349,7 +352,17 @@ count_between(Oid histid, Oid idxid, int64 lo, int64 hi, int64 limit)
 	hrel = try_table_open(histid, NoLock);
 	if (hrel == NULL)
 		return 0;
-	idx = index_open(idxid, AccessShareLock);
+	/* Dropped or replaced since load_states found it by name: no error here. */
+	idx = ConditionalLockRelationOid(idxid, AccessShareLock) ?
+		try_relation_open(idxid, NoLock) : NULL;
+	if (idx == NULL || idx->rd_rel->relkind != RELKIND_INDEX ||
+		!mzcoord_history_index_serves(hrel, idx, true))
+	{
+		if (idx != NULL)
+			relation_close(idx, AccessShareLock);
+		table_close(hrel, AccessShareLock);
+		return -1;
+	}
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	slot = table_slot_create(hrel, NULL);
 	ScanKeyInit(&keys[0], 1, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(lo));
@@ -414,6 +427,7 @@ compaction_due(MzcCompactState *st, int64 since, TimestampTz now)
 {
 	int64		rows = st->base;
 	int64		limit;
+	int64		above;
 	int64		removable;
 	int64		age_ms = (now - st->compacted_at) / 1000;
 	int64		changes = -1;
@@ -431,13 +445,21 @@ compaction_due(MzcCompactState *st, int64 since, TimestampTz now)
 	if (!st->pending && pgstat_track_counts && changes == st->changes_seen)
 		return false;
 	st->changes_seen = changes;
-	if (history_is_empty(st->histid) ||
-		count_between(st->histid, st->retidx, st->compacted - 1, PG_INT64_MAX, 1) == 0)
+	if (history_is_empty(st->histid))
+	{
+		set_pending(st, false);
+		return false;
+	}
+	above = count_between(st->histid, st->retidx, st->compacted - 1, PG_INT64_MAX, 1);
+	if (above == 0)
 	{
 		set_pending(st, false);
 		return false;
 	}
 	set_pending(st, true);
+	/* An index reads cannot use: the compaction reports it (compact_one). */
+	if (above < 0)
+		return true;
 	/*
 	 * Each retraction removes itself and the insertion it cancels.  Those at
 	 * the compacted frontier itself count: a compaction that stopped there

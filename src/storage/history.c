@@ -467,9 +467,12 @@ is_retractions_predicate(List *pred, AttrNumber diff_attno)
 	return false;
 }
 
-/* Which of the two index shapes of a history idx has, if any. */
+/*
+ * Which of the two index shapes idx has, if any, as an index of a history
+ * whose ts and diff columns are ts_attno and diff_attno.
+ */
 static MzcIndexKind
-index_kind(Relation idx, const MzcHistory *h)
+index_kind_of(Relation idx, AttrNumber ts_attno, AttrNumber diff_attno)
 {
 	Form_pg_index ind = idx->rd_index;
 	List	   *pred;
@@ -477,7 +480,7 @@ index_kind(Relation idx, const MzcHistory *h)
 	if (idx->rd_rel->relam != BTREE_AM_OID || ind->indnatts != 1 ||
 		ind->indnkeyatts != 1 || ind->indisunique || ind->indisexclusion ||
 		!ind->indisready || !ind->indislive ||
-		ind->indkey.values[0] != h->ts_attno ||
+		ind->indkey.values[0] != ts_attno ||
 		idx->rd_opfamily[0] != INTEGER_BTREE_FAM_OID ||
 		idx->rd_indoption[0] != 0 ||
 		RelationGetIndexExpressions(idx) != NIL)
@@ -485,8 +488,37 @@ index_kind(Relation idx, const MzcHistory *h)
 	pred = RelationGetIndexPredicate(idx);
 	if (pred == NIL)
 		return MZC_INDEX_TS;
-	return is_retractions_predicate(pred, h->diff_attno) ?
+	return is_retractions_predicate(pred, diff_attno) ?
 		MZC_INDEX_RETRACTIONS : MZC_INDEX_OTHER;
+}
+
+/* Which of the two index shapes of h's history idx has, if any. */
+static MzcIndexKind
+index_kind(Relation idx, const MzcHistory *h)
+{
+	return index_kind_of(idx, h->ts_attno, h->diff_attno);
+}
+
+/*
+ * Can a read use idx, an index of history hrel, as the history's ts index
+ * (or, if retractions, as its index of retractions)?  Only an index of the
+ * shape install.c creates, and valid: a btree that finds every row (or
+ * every retraction) by its ts.  Another index under that name (replaced by
+ * hand, or left invalid by a failed concurrent build) would make a read
+ * miss rows or fail in the access method.
+ */
+bool
+mzcoord_history_index_serves(Relation hrel, Relation idx, bool retractions)
+{
+	TupleDesc	desc = RelationGetDescr(hrel);
+	MzcIndexKind kind;
+
+	if (idx->rd_index->indrelid != RelationGetRelid(hrel) ||
+		!idx->rd_index->indisvalid)
+		return false;
+	kind = index_kind_of(idx, mzcoord_desc_attnum(desc, MZC_HISTORY_TS),
+						 mzcoord_desc_attnum(desc, MZC_HISTORY_DIFF));
+	return kind == (retractions ? MZC_INDEX_RETRACTIONS : MZC_INDEX_TS);
 }
 
 /*
@@ -833,6 +865,25 @@ mzcoord_history_open_read(MzcHistoryRead *r, const MzcHistory *h,
 	r->h = h;
 	r->hrel = table_open(h->histid, AccessShareLock);
 	r->idx = index_open(history_index(h, index), AccessShareLock);
+	if (!mzcoord_history_index_serves(r->hrel, r->idx,
+									  strcmp(index, "retractions") == 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" of history \"%s\" is not the index mzcoord created",
+						RelationGetRelationName(r->idx),
+						RelationGetRelationName(r->hrel)),
+				 strcmp(index, "retractions") == 0 ?
+				 errdetail("Reads need a valid btree index on column \"%s\" of the rows with \"%s\" < 0.",
+						   MZC_HISTORY_TS, MZC_HISTORY_DIFF) :
+				 errdetail("Reads need a valid btree index on column \"%s\" of every row.",
+						   MZC_HISTORY_TS),
+				 errhint("Drop it and create it again: CREATE INDEX %s ON %s (%s)%s.",
+						 quote_identifier(RelationGetRelationName(r->idx)),
+						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(r->hrel)),
+													RelationGetRelationName(r->hrel)),
+						 MZC_HISTORY_TS,
+						 strcmp(index, "retractions") == 0 ?
+						 " WHERE " MZC_HISTORY_DIFF " < 0" : "")));
 	r->hslot = table_slot_create(r->hrel, NULL);
 	r->snapshot = snapshot;
 	r->scan = NULL;

@@ -131,6 +131,8 @@ typedef struct MzcHistoryRead
 	int64		upto;			/* ts < upto (-1: no end) */
 } MzcHistoryRead;
 
+extern bool mzcoord_history_index_serves(Relation hrel, Relation idx,
+										 bool retractions);
 extern void mzcoord_history_open_read(MzcHistoryRead *r, const MzcHistory *h,
 									  const char *index, Snapshot snapshot);
 extern void mzcoord_history_time_scan(MzcHistoryRead *r, int64 from,
