@@ -112,6 +112,24 @@ mzcoord_rec_storage_compacted(int64 gid, int64 *compacted, bool *isnull)
 }
 
 bool
+mzcoord_rec_storage_lock_unless_held(int64 gid)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	SPIPlanPtr	plan;
+
+	values[0] = CStringGetTextDatum(mzcoord_gid_text(gid));
+	plan = SPI_prepare("SELECT 1 FROM mzcoord.storage"
+					   " WHERE global_id OPERATOR(pg_catalog.=) $1"
+					   " FOR NO KEY UPDATE SKIP LOCKED", 1, argtypes);
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, false, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock the storage row of u" INT64_FORMAT, gid);
+	return SPI_processed == 1;
+}
+
+bool
 mzcoord_rec_storage_compacted_to(int64 gid, int64 since, int64 rows_left)
 {
 	Oid			argtypes[3] = {TEXTOID, INT8OID, INT8OID};

@@ -72,6 +72,13 @@ extern bool mzcoord_rec_storage_compacted(int64 gid, int64 *compacted,
 										  bool *isnull);
 
 /*
+ * Lock gid's row for its compaction (FOR NO KEY UPDATE), unless another
+ * transaction holds it: then, or if there is no row, return false without
+ * waiting (SKIP LOCKED).
+ */
+extern bool mzcoord_rec_storage_lock_unless_held(int64 gid);
+
+/*
  * Record that gid's history is compacted to since, with rows_left rows at
  * or below it (negative: compacted_rows stays as it is).  Returns false if
  * the statement failed.

@@ -38,7 +38,10 @@
  * found with no retraction above its compacted frontier is not opened again
  * until its history is written (the cumulative statistics count the writes).
  * A compaction that fails is logged and retried a minute later; it never
- * stops the compactor.
+ * stops the compactor.  Nor does one that would wait: a compaction whose
+ * history (mzcoord.compact() running) or storage row (a transaction that
+ * locked it) is held elsewhere is put off for a second, and the compactor
+ * goes on with the others.
  * mzcoord.compact(rel) compacts one collection now, whatever the policy.
  * mzcoord.auto_compact = off pauses the compactor (for
  * maintenance, or to keep history around while investigating).
@@ -108,6 +111,8 @@
 #define MZC_COMPACT_MIN_AGE_MS 1000
 /* A failed compaction is retried after this long. */
 #define MZC_COMPACT_RETRY_MS 60000
+/* One put off because its history or storage row was held, after this long. */
+#define MZC_COMPACT_HELD_RETRY_MS 1000
 
 /* ----------------------------------------------------------------
  * The compactor's step
@@ -504,7 +509,10 @@ compact_one(MzcCompactState *st, int64 since)
 		if (h != NULL && h->histid == st->histid && h->gid == st->gid)
 		{
 			ok = mzcoord_compact_history(h, since, false, &res);
-			if (ok)
+			if (!ok)
+				st->retry_after = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+															  MZC_COMPACT_HELD_RETRY_MS);
+			else
 			{
 				st->compacted = res.frontier;
 				set_pending(st, true);

@@ -334,7 +334,8 @@ record_compaction(int64 gid, Relation hrel, int64 since, int64 rows_left)
 
 /*
  * Compact h's history up to `since` (at most the collection's since).  With
- * wait = false, gives up (returns false) instead of waiting for a lock.
+ * wait = false, gives up (returns false) instead of waiting for a lock: on
+ * the history, or on its storage row.
  */
 bool
 mzcoord_compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompaction *res)
@@ -356,6 +357,18 @@ mzcoord_compact_history(const MzcHistory *h, int64 since, bool wait, MzcCompacti
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
+	/*
+	 * Not waiting: a transaction that holds the storage row, where the
+	 * compaction records its frontier, puts this compaction off rather than
+	 * stall the compactor, which has every other collection to compact.
+	 */
+	if (!wait && !mzcoord_rec_storage_lock_unless_held(h->gid))
+	{
+		SPI_finish();
+		mzcoord_restore_user(save_user, save_sec, save_nest);
+		table_close(hrel, NoLock);
+		return false;
+	}
 	res->frontier = read_compacted(h->gid, &found);
 
 	/* Never beyond the committed bound, the catalog's permission (D2). */
