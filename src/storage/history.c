@@ -862,17 +862,18 @@ void
 mzcoord_history_open_read(MzcHistoryRead *r, const MzcHistory *h,
 						  const char *index, Snapshot snapshot)
 {
+	bool		retractions = strcmp(index, "retractions") == 0;
+
 	r->h = h;
 	r->hrel = table_open(h->histid, AccessShareLock);
 	r->idx = index_open(history_index(h, index), AccessShareLock);
-	if (!mzcoord_history_index_serves(r->hrel, r->idx,
-									  strcmp(index, "retractions") == 0))
+	if (!mzcoord_history_index_serves(r->hrel, r->idx, retractions))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("index \"%s\" of history \"%s\" is not the index mzcoord created",
 						RelationGetRelationName(r->idx),
 						RelationGetRelationName(r->hrel)),
-				 strcmp(index, "retractions") == 0 ?
+				 retractions ?
 				 errdetail("Reads need a valid btree index on column \"%s\" of the rows with \"%s\" < 0.",
 						   MZC_HISTORY_TS, MZC_HISTORY_DIFF) :
 				 errdetail("Reads need a valid btree index on column \"%s\" of every row.",
@@ -882,8 +883,7 @@ mzcoord_history_open_read(MzcHistoryRead *r, const MzcHistory *h,
 						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(r->hrel)),
 													RelationGetRelationName(r->hrel)),
 						 MZC_HISTORY_TS,
-						 strcmp(index, "retractions") == 0 ?
-						 " WHERE " MZC_HISTORY_DIFF " < 0" : "")));
+						 retractions ? " WHERE " MZC_HISTORY_DIFF " < 0" : "")));
 	r->hslot = table_slot_create(r->hrel, NULL);
 	r->snapshot = snapshot;
 	r->scan = NULL;
