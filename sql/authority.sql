@@ -60,6 +60,11 @@ SELECT try(format($$SELECT mzcoord._record_requirements(%L, ARRAY[%L], 0)$$,
 
 -- A requirement on t2 (as if the far-future view read it too) stops its
 -- bound there, and with it the live since, while its policy moves on.
+-- (The tick publishes a bound for a table with history above it: an idle
+-- table's bound stays where it is, whatever holds it, and how long t2 stays
+-- on the tick's list after its creation depends on the machine's speed.
+-- Each write below, which leaves t2's contents as they were, gives t2 such
+-- history.)
 SELECT global_id AS t2_gid, bound AS t2_req FROM au_items WHERE name = 't2' \gset
 SELECT global_id AS mv_gid FROM au_items WHERE name = 'mv' \gset
 SELECT global_id AS mvs_gid FROM au_items WHERE name = 'mvs' \gset
@@ -68,6 +73,10 @@ VALUES (:'mvs_gid', :'t2_gid', (SELECT bound FROM mzcoord.compaction_bounds
                                  WHERE global_id = :'t2_gid'));
 SELECT at AS t2_req FROM mzcoord.read_requirements
  WHERE item_id = :'mvs_gid' AND input_global_id = :'t2_gid' \gset
+BEGIN;
+INSERT INTO au.t2 VALUES (1);
+DELETE FROM au.t2 WHERE a = 1;
+COMMIT;
 -- The policy moves on (the timeline 2 s past the requirement), and the
 -- coordinator publishes a few times after that.
 SELECT wait_until(format($$SELECT upper - 2000 > %s FROM mzcoord.frontiers
@@ -86,6 +95,10 @@ SELECT mzcoord.drop('au.mvs');
 INSERT INTO mzcoord.read_requirements (item_id, input_global_id, at)
 VALUES (:'mv_gid', :'t2_gid', (SELECT bound FROM mzcoord.compaction_bounds
                                 WHERE global_id = :'t2_gid'));
+BEGIN;
+INSERT INTO au.t2 VALUES (1);
+DELETE FROM au.t2 WHERE a = 1;
+COMMIT;
 SELECT wait_until(format($$SELECT r.at = c.upper - 1 AND r.at > %s
                              FROM mzcoord.read_requirements r
                              JOIN mzcoord.collections c ON c.global_id = r.item_id
@@ -103,8 +116,7 @@ SELECT try(format($$UPDATE mzcoord.read_requirements SET at = at - 1
 SELECT mzcoord.drop('au.mv');
 SELECT count(*) AS mv_requirements FROM mzcoord.read_requirements WHERE item_id = :'mv_gid';
 SELECT count(*) AS mv_bounds FROM mzcoord.compaction_bounds WHERE global_id = :'mv_gid';
--- (A write gives t2 history to compact: an idle table's bound stays.  This
--- one leaves its contents as they were.)
+-- (A write gives t2 history to compact again.)
 BEGIN;
 INSERT INTO au.t2 VALUES (1);
 DELETE FROM au.t2 WHERE a = 1;
