@@ -41,7 +41,9 @@
  * stops the compactor.  Nor does one that would wait: a compaction whose
  * history (mzcoord.compact() running) or storage row (a transaction that
  * locked it) is held elsewhere is put off for a second, and the compactor
- * goes on with the others.
+ * goes on with the others; so is a look at a history that someone holds
+ * so that it cannot be read (ALTER TABLE, VACUUM FULL), which does not
+ * count as finding it without retractions.
  * mzcoord.compact(rel) compacts one collection now, whatever the policy.
  * mzcoord.auto_compact = off pauses the compactor (for
  * maintenance, or to keep history around while investigating).
@@ -334,12 +336,19 @@ load_states(int64 *gids, int n)
 	}
 }
 
+/* What count_between returns when it cannot count (see there). */
+#define MZC_COUNT_UNUSABLE (-1)
+#define MZC_COUNT_HELD (-2)
+
 /*
  * How many rows of a history (at most limit) its index of retractions
- * (idxid) has strictly between lo and hi, with a fresh snapshot; -1 if that
- * index is not one a read can use (replaced by hand): the compaction, which
- * reads through it, then reports the problem, and this process, which
- * compacts every other collection, does not fail on it.
+ * (idxid) has strictly between lo and hi, with a fresh snapshot.
+ * MZC_COUNT_UNUSABLE if that index is not one a read can use (replaced by
+ * hand): the compaction, which reads through it, then reports the problem,
+ * and this process, which compacts every other collection, does not fail
+ * on it.  MZC_COUNT_HELD if someone holds the history in a mode that
+ * excludes reading it (ALTER TABLE, VACUUM FULL, LOCK TABLE): the step does
+ * not wait, and asks again later.
  */
 static int64
 count_between(Oid histid, Oid idxid, int64 lo, int64 hi, int64 limit)
@@ -353,7 +362,7 @@ count_between(Oid histid, Oid idxid, int64 lo, int64 hi, int64 limit)
 	int64		n = 0;
 
 	if (!ConditionalLockRelationOid(histid, AccessShareLock))
-		return 0;
+		return MZC_COUNT_HELD;
 	hrel = try_table_open(histid, NoLock);
 	if (hrel == NULL)
 		return 0;
@@ -366,7 +375,7 @@ count_between(Oid histid, Oid idxid, int64 lo, int64 hi, int64 limit)
 		if (idx != NULL)
 			relation_close(idx, AccessShareLock);
 		table_close(hrel, AccessShareLock);
-		return -1;
+		return MZC_COUNT_UNUSABLE;
 	}
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	slot = table_slot_create(hrel, NULL);
@@ -422,6 +431,18 @@ history_is_empty(Oid histid)
 }
 
 /*
+ * A history held by someone else when the step looked at it stays pending
+ * (no write may come to bring it back) and is looked at again in a second.
+ * Returns false: not due now.
+ */
+static bool
+put_off(MzcCompactState *st, TimestampTz now)
+{
+	st->retry_after = TimestampTzPlusMilliseconds(now, MZC_COMPACT_HELD_RETRY_MS);
+	return false;
+}
+
+/*
  * Is the collection due for compaction up to since?  (See the file header.)
  * A history nobody wrote since it was last found to have no retraction
  * above its compacted frontier is skipped without opening it: its write
@@ -462,8 +483,10 @@ compaction_due(MzcCompactState *st, int64 since, TimestampTz now)
 		return false;
 	}
 	set_pending(st, true);
+	if (above == MZC_COUNT_HELD)
+		return put_off(st, now);
 	/* An index reads cannot use: the compaction reports it (compact_one). */
-	if (above < 0)
+	if (above == MZC_COUNT_UNUSABLE)
 		return true;
 	/*
 	 * Each retraction removes itself and the insertion it cancels.  Those at
@@ -471,8 +494,13 @@ compaction_due(MzcCompactState *st, int64 since, TimestampTz now)
 	 * (compact.c) left them.
 	 */
 	limit = Max(rows / MZC_COMPACT_RATIO_DIVISOR, 1);
-	removable = 2 * count_between(st->histid, st->retidx, st->compacted - 1, since,
-								  (limit + 1) / 2);
+	removable = count_between(st->histid, st->retidx, st->compacted - 1, since,
+							  (limit + 1) / 2);
+	if (removable == MZC_COUNT_HELD)
+		return put_off(st, now);
+	if (removable == MZC_COUNT_UNUSABLE)
+		return true;
+	removable *= 2;
 	if (removable == 0)
 		return false;
 	if (removable >= limit)
