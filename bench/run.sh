@@ -1337,15 +1337,48 @@ bench_b17() {
 # "WAL clients=<n>": medians over the transactions of a run's WAL, which
 # neither the machine's load nor background work (autovacuum, compaction)
 # changes.
+# CPU time (clock ticks) the running cluster's processes have used: the
+# postmaster's own and that of its children it has reaped (backends that
+# ended, autovacuum workers), plus that of its children alive now (the
+# coordinator, the compactor, the checkpointer, ...).
+server_cpu_ticks() {
+	local pm
+	pm=$(head -n 1 "$PGDATA/postmaster.pid")
+	# /proc/<pid>/stat after "<pid> (<comm>) ": state, ppid, ..., utime
+	# (12th), stime, cutime, cstime.  A child that ends while the listing
+	# is read may be missed or counted twice: a few ticks in a run.
+	{ cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v pm="$pm" '
+		{ pid = $1; sub(/^.*\) /, "")
+		  if (pid == pm) t += $12 + $13 + $14 + $15
+		  else if ($2 == pm) t += $12 + $13 }
+		END { print t + 0 }'
+}
+
+# Wait until no client backend but the caller's is left (a run's backends
+# end after pgbench does; their CPU time counts once they are reaped).
+wait_clients_gone() {
+	sql -c "DO \$\$ BEGIN WHILE (SELECT count(*) FROM pg_stat_activity
+	                             WHERE backend_type = 'client backend'
+	                               AND pid <> pg_backend_pid()) > 0
+	          LOOP PERFORM pg_sleep(0.02); END LOOP; END \$\$" >/dev/null
+}
+
 pgbench_tpcb() {
-	# pgbench_tpcb <schema> <clients>: prints the TPS, and the WAL bytes and
-	# records per transaction
-	local start end out rel
+	# pgbench_tpcb <schema> <clients>: prints the TPS, the WAL bytes and
+	# records per transaction, and the CPU microseconds per transaction of
+	# the server's processes and of pgbench
+	local start end out rel cpu0 cpu1 hz
 	rel=$(sql -c "SELECT d.oid || '/' || pg_relation_filenode('$1.pgbench_history')
 	                FROM pg_database d WHERE d.datname = current_database()")
 	start=$(sql -c "SELECT pg_current_wal_insert_lsn()")
-	out=$(runuser -u "$MZ_USER" -- env PGOPTIONS="-c search_path=$1" "$PG_BIN/pgbench" -n \
-		-h "$SOCK" -p "$PORT" -c "$2" -j "$2" -T "$B18_SECS" -b tpcb-like "$DB" 2>/dev/null)
+	hz=$(getconf CLK_TCK)
+	cpu0=$(server_cpu_ticks)
+	out=$( { TIMEFORMAT='client_cpu %3U %3S'; time runuser -u "$MZ_USER" -- \
+		env PGOPTIONS="-c search_path=$1" "$PG_BIN/pgbench" -n \
+		-h "$SOCK" -p "$PORT" -c "$2" -j "$2" -T "$B18_SECS" -b tpcb-like "$DB" 2>/dev/null; } 2>&1)
+	wait_clients_gone
+	cpu1=$(server_cpu_ticks)
+	out=$(printf '%s\nserver_cpu %s %s\n' "$out" "$((cpu1 - cpu0))" "$hz")
 	end=$(sql -c "SELECT pg_current_wal_insert_lsn()")
 	# pg_waldump reads WAL files: wait for the WAL writer to flush the run.
 	sql -c "DO \$\$ BEGIN WHILE pg_current_wal_flush_lsn() < '$end' LOOP PERFORM pg_sleep(0.05); END LOOP; END \$\$" >/dev/null
@@ -1365,6 +1398,9 @@ pgbench_tpcb() {
 			return 0
 		}
 		/^tps = / && !tps { tps = $3 }
+		/^number of transactions actually processed: / { ntx = $6 + 0 }
+		/^client_cpu / { client_s = $2 + $3 }
+		/^server_cpu / { server_s = $2 / $3 }
 		/^rmgr: / {
 			if (!match($0, /tx: +[0-9]+/)) next
 			x = substr($0, RSTART + 4) + 0
@@ -1376,17 +1412,23 @@ pgbench_tpcb() {
 			for (x in tpcb) { n++; rh[recs[x]]++; bh[bytes[x]]++ }
 			printf "%s %s ", tps, median(bh, n)
 			delete keys
-			printf "%s\n", median(rh, n)
+			printf "%s ", median(rh, n)
+			if (ntx > 0)
+				printf "%.1f %.1f\n", server_s * 1e6 / ntx, client_s * 1e6 / ntx
+			else
+				printf "0 0\n"
 		}'
 }
 
 # b18_run <variant: mzcoord|baseline> <schema> <clients> <round>
 b18_run() {
-	local tps bytes records
-	read -r tps bytes records < <(pgbench_tpcb "$2" "$3")
+	local tps bytes records server client
+	read -r tps bytes records server client < <(pgbench_tpcb "$2" "$3")
 	record B18 "clients=$3" "$1" tps "$4" "$tps"
 	record B18 "WAL clients=$3" "$1" bytes/tx "$4" "$bytes"
 	record B18 "WAL records clients=$3" "$1" records/tx "$4" "$records"
+	record B18 "server CPU clients=$3" "$1" us/tx "$4" "$server"
+	record B18 "pgbench CPU clients=$3" "$1" us/tx "$4" "$client"
 }
 
 bench_b18() {
