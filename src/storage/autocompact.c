@@ -431,9 +431,10 @@ history_is_empty(Oid histid)
 }
 
 /*
- * A history held by someone else when the step looked at it stays pending
- * (no write may come to bring it back) and is looked at again in a second.
- * Returns false: not due now.
+ * A history, or its storage row, held by someone else when the step looked
+ * at it or tried to compact it: it stays pending (no write may come to
+ * bring it back) and is tried again in a second.  Returns false: not due
+ * now.
  */
 static bool
 put_off(MzcCompactState *st, TimestampTz now)
@@ -538,8 +539,7 @@ compact_one(MzcCompactState *st, int64 since)
 		{
 			ok = mzcoord_compact_history(h, since, false, &res);
 			if (!ok)
-				st->retry_after = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-															  MZC_COMPACT_HELD_RETRY_MS);
+				(void) put_off(st, GetCurrentTimestamp());
 			else
 			{
 				st->compacted = res.frontier;
