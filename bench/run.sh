@@ -59,12 +59,54 @@ sql() {
 	runuser -u "$MZ_USER" -- "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 \
 		-h "$SOCK" -p "$PORT" -d "$DB" "$@"
 }
+# CPU time (clock ticks) the running cluster's processes have used: the
+# postmaster's own and that of its children it has reaped (backends that
+# ended, autovacuum workers), plus that of its children alive now (the
+# coordinator, the compactor, the checkpointer, ...).
+server_cpu_ticks() {
+	local pm
+	pm=$(head -n 1 "$PGDATA/postmaster.pid")
+	# /proc/<pid>/stat after "<pid> (<comm>) ": state, ppid, ..., utime
+	# (12th), stime, cutime, cstime.  A child that ends while the listing
+	# is read may be missed or counted twice: a few ticks in a run.
+	{ cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v pm="$pm" '
+		{ pid = $1; sub(/^.*\) /, "")
+		  if (pid == pm) t += $12 + $13 + $14 + $15
+		  else if ($2 == pm) t += $12 + $13 }
+		END { print t + 0 }'
+}
+
+# Wait until no client backend but the caller's is left (a run's backends
+# end after pgbench does; their CPU time counts once they are reaped).
+wait_clients_gone() {
+	sql -c "DO \$\$ BEGIN WHILE (SELECT count(*) FROM pg_stat_activity
+	                             WHERE backend_type = 'client backend'
+	                               AND pid <> pg_backend_pid()) > 0
+	          LOOP PERFORM pg_sleep(0.02); END LOOP; END \$\$" >/dev/null
+}
+
 pgbench_tps() {
-	# pgbench_tps <clients> <script file>: prints the TPS
-	local c=$1 f=$2
-	runuser -u "$MZ_USER" -- "$PG_BIN/pgbench" -n -h "$SOCK" -p "$PORT" \
-		-c "$c" -j "$c" -T "$PGB_SECS" -f "$f" "$DB" 2>/dev/null |
-		awk '/^tps = / { print $3; exit }'
+	# pgbench_tps <clients> <script file>: prints the TPS, then the CPU
+	# microseconds per transaction of the server's processes and of pgbench
+	# (see server_cpu_ticks)
+	local c=$1 f=$2 out cpu0 cpu1
+	cpu0=$(server_cpu_ticks)
+	out=$( { TIMEFORMAT='client_cpu %3U %3S'; time runuser -u "$MZ_USER" -- \
+		"$PG_BIN/pgbench" -n -h "$SOCK" -p "$PORT" \
+		-c "$c" -j "$c" -T "$PGB_SECS" -f "$f" "$DB" 2>/dev/null; } 2>&1)
+	wait_clients_gone
+	cpu1=$(server_cpu_ticks)
+	printf '%s\nserver_cpu %s %s\n' "$out" "$((cpu1 - cpu0))" "$(getconf CLK_TCK)" | awk '
+		/^tps = / && !tps { tps = $3 }
+		/^number of transactions actually processed: / { ntx = $6 + 0 }
+		/^client_cpu / { client_s = $2 + $3 }
+		/^server_cpu / { server_s = $2 / $3 }
+		END {
+			if (ntx > 0)
+				printf "%s %.1f %.1f\n", tps, server_s * 1e6 / ntx, client_s * 1e6 / ntx
+			else
+				printf "%s 0 0\n", tps
+		}'
 }
 # record <benchmark> <case> <variant: mzcoord|baseline> <metric> <round> <value>
 record() { echo "$1,$2,$3,$4,$5,$6" >>"$RAW"; printf '  %-4s %-22s %-9s round %s: %s %s\n' "$1" "$2" "$3" "$5" "$6" "$4"; }
@@ -113,16 +155,26 @@ install_peers() {
 }
 
 # pgbench_pair <id> <mzcoord script> <baseline script>: alternate the two,
-# round by round, with 1 and 8 clients.
+# round by round, with 1 and 8 clients; TPS, and CPU per transaction (as
+# B18 reports it).
 pgbench_pair() {
 	local id=$1 mz=$2 base=$3
 	chown "$MZ_USER" "$mz" "$base"
 	for c in 1 8; do
 		for r in $(seq 1 "$ROUNDS"); do
-			record "$id" "clients=$c" mzcoord tps "$r" "$(pgbench_tps "$c" "$mz")"
-			record "$id" "clients=$c" baseline tps "$r" "$(pgbench_tps "$c" "$base")"
+			pgbench_pair_run "$id" mzcoord "$mz" "$c" "$r"
+			pgbench_pair_run "$id" baseline "$base" "$c" "$r"
 		done
 	done
+}
+
+# pgbench_pair_run <id> <variant> <script> <clients> <round>
+pgbench_pair_run() {
+	local tps server client
+	read -r tps server client < <(pgbench_tps "$4" "$3")
+	record "$1" "clients=$4" "$2" tps "$5" "$tps"
+	record "$1" "server CPU clients=$4" "$2" us/tx "$5" "$server"
+	record "$1" "pgbench CPU clients=$4" "$2" us/tx "$5" "$client"
 }
 
 # --------------------------------------------------------------------------
@@ -1337,32 +1389,6 @@ bench_b17() {
 # "WAL clients=<n>": medians over the transactions of a run's WAL, which
 # neither the machine's load nor background work (autovacuum, compaction)
 # changes.
-# CPU time (clock ticks) the running cluster's processes have used: the
-# postmaster's own and that of its children it has reaped (backends that
-# ended, autovacuum workers), plus that of its children alive now (the
-# coordinator, the compactor, the checkpointer, ...).
-server_cpu_ticks() {
-	local pm
-	pm=$(head -n 1 "$PGDATA/postmaster.pid")
-	# /proc/<pid>/stat after "<pid> (<comm>) ": state, ppid, ..., utime
-	# (12th), stime, cutime, cstime.  A child that ends while the listing
-	# is read may be missed or counted twice: a few ticks in a run.
-	{ cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v pm="$pm" '
-		{ pid = $1; sub(/^.*\) /, "")
-		  if (pid == pm) t += $12 + $13 + $14 + $15
-		  else if ($2 == pm) t += $12 + $13 }
-		END { print t + 0 }'
-}
-
-# Wait until no client backend but the caller's is left (a run's backends
-# end after pgbench does; their CPU time counts once they are reaped).
-wait_clients_gone() {
-	sql -c "DO \$\$ BEGIN WHILE (SELECT count(*) FROM pg_stat_activity
-	                             WHERE backend_type = 'client backend'
-	                               AND pid <> pg_backend_pid()) > 0
-	          LOOP PERFORM pg_sleep(0.02); END LOOP; END \$\$" >/dev/null
-}
-
 pgbench_tpcb() {
 	# pgbench_tpcb <schema> <clients>: prints the TPS, the WAL bytes and
 	# records per transaction, and the CPU microseconds per transaction of
