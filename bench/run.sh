@@ -85,28 +85,38 @@ wait_clients_gone() {
 	          LOOP PERFORM pg_sleep(0.02); END LOOP; END \$\$" >/dev/null
 }
 
-pgbench_tps() {
-	# pgbench_tps <clients> <script file>: prints the TPS, then the CPU
-	# microseconds per transaction of the server's processes and of pgbench
-	# (see server_cpu_ticks)
-	local c=$1 f=$2 out cpu0 cpu1
+# pgbench_measured <pgbench arguments...>: runs pgbench as the cluster's
+# user; prints its output, then a line "measured <TPS>
+# <server µs/tx> <pgbench µs/tx>": the CPU microseconds per transaction of
+# the server's processes (server_cpu_ticks, after the run's backends are
+# gone) and of pgbench (the shell's time).
+pgbench_measured() {
+	local out cpu0 cpu1
 	cpu0=$(server_cpu_ticks)
 	out=$( { TIMEFORMAT='client_cpu %3U %3S'; time runuser -u "$MZ_USER" -- \
-		"$PG_BIN/pgbench" -n -h "$SOCK" -p "$PORT" \
-		-c "$c" -j "$c" -T "$PGB_SECS" -f "$f" "$DB" 2>/dev/null; } 2>&1)
+		"$@" 2>/dev/null; } 2>&1)
 	wait_clients_gone
 	cpu1=$(server_cpu_ticks)
 	printf '%s\nserver_cpu %s %s\n' "$out" "$((cpu1 - cpu0))" "$(getconf CLK_TCK)" | awk '
+		{ print }
 		/^tps = / && !tps { tps = $3 }
 		/^number of transactions actually processed: / { ntx = $6 + 0 }
 		/^client_cpu / { client_s = $2 + $3 }
 		/^server_cpu / { server_s = $2 / $3 }
 		END {
 			if (ntx > 0)
-				printf "%s %.1f %.1f\n", tps, server_s * 1e6 / ntx, client_s * 1e6 / ntx
+				printf "measured %s %.1f %.1f\n", tps, server_s * 1e6 / ntx, client_s * 1e6 / ntx
 			else
-				printf "%s 0 0\n", tps
+				printf "measured %s 0 0\n", tps
 		}'
+}
+
+pgbench_tps() {
+	# pgbench_tps <clients> <script file>: prints the TPS, then the CPU
+	# microseconds per transaction of the server's processes and of pgbench
+	pgbench_measured "$PG_BIN/pgbench" -n -h "$SOCK" -p "$PORT" \
+		-c "$1" -j "$1" -T "$PGB_SECS" -f "$2" "$DB" |
+		awk '/^measured / { print $2, $3, $4 }'
 }
 # record <benchmark> <case> <variant: mzcoord|baseline> <metric> <round> <value>
 record() { echo "$1,$2,$3,$4,$5,$6" >>"$RAW"; printf '  %-4s %-22s %-9s round %s: %s %s\n' "$1" "$2" "$3" "$5" "$6" "$4"; }
@@ -1393,18 +1403,12 @@ pgbench_tpcb() {
 	# pgbench_tpcb <schema> <clients>: prints the TPS, the WAL bytes and
 	# records per transaction, and the CPU microseconds per transaction of
 	# the server's processes and of pgbench
-	local start end out rel cpu0 cpu1 hz
+	local start end out rel
 	rel=$(sql -c "SELECT d.oid || '/' || pg_relation_filenode('$1.pgbench_history')
 	                FROM pg_database d WHERE d.datname = current_database()")
 	start=$(sql -c "SELECT pg_current_wal_insert_lsn()")
-	hz=$(getconf CLK_TCK)
-	cpu0=$(server_cpu_ticks)
-	out=$( { TIMEFORMAT='client_cpu %3U %3S'; time runuser -u "$MZ_USER" -- \
-		env PGOPTIONS="-c search_path=$1" "$PG_BIN/pgbench" -n \
-		-h "$SOCK" -p "$PORT" -c "$2" -j "$2" -T "$B18_SECS" -b tpcb-like "$DB" 2>/dev/null; } 2>&1)
-	wait_clients_gone
-	cpu1=$(server_cpu_ticks)
-	out=$(printf '%s\nserver_cpu %s %s\n' "$out" "$((cpu1 - cpu0))" "$hz")
+	out=$(pgbench_measured env PGOPTIONS="-c search_path=$1" "$PG_BIN/pgbench" -n \
+		-h "$SOCK" -p "$PORT" -c "$2" -j "$2" -T "$B18_SECS" -b tpcb-like "$DB")
 	end=$(sql -c "SELECT pg_current_wal_insert_lsn()")
 	# pg_waldump reads WAL files: wait for the WAL writer to flush the run.
 	sql -c "DO \$\$ BEGIN WHILE pg_current_wal_flush_lsn() < '$end' LOOP PERFORM pg_sleep(0.05); END LOOP; END \$\$" >/dev/null
@@ -1423,10 +1427,7 @@ pgbench_tpcb() {
 			for (i = 1; i <= m; i++) { seen += hist[keys[i]]; if (seen * 2 >= n) return keys[i] }
 			return 0
 		}
-		/^tps = / && !tps { tps = $3 }
-		/^number of transactions actually processed: / { ntx = $6 + 0 }
-		/^client_cpu / { client_s = $2 + $3 }
-		/^server_cpu / { server_s = $2 / $3 }
+		/^measured / { tps = $2; cpu = $3 " " $4 }
 		/^rmgr: / {
 			if (!match($0, /tx: +[0-9]+/)) next
 			x = substr($0, RSTART + 4) + 0
@@ -1438,11 +1439,7 @@ pgbench_tpcb() {
 			for (x in tpcb) { n++; rh[recs[x]]++; bh[bytes[x]]++ }
 			printf "%s %s ", tps, median(bh, n)
 			delete keys
-			printf "%s ", median(rh, n)
-			if (ntx > 0)
-				printf "%.1f %.1f\n", server_s * 1e6 / ntx, client_s * 1e6 / ntx
-			else
-				printf "0 0\n"
+			printf "%s %s\n", median(rh, n), cpu
 		}'
 }
 
