@@ -40,7 +40,8 @@ SQL_PARTS = $(sort $(wildcard src/sql/*.sql))
 DATA = src/sql/frozen/mzcoord--0.1.sql
 DATA_built = mzcoord--$(CATALOG_VERSION).sql mzcoord--0.1--0.2.sql \
 	mzcoord--0.2--0.3.sql mzcoord--0.3--0.4.sql mzcoord--0.4--0.5.sql \
-	mzcoord--0.5--0.6.sql mzcoord--0.6--0.7.sql mzcoord--0.7--0.8.sql
+	mzcoord--0.5--0.6.sql mzcoord--0.6--0.7.sql mzcoord--0.7--0.8.sql \
+	mzcoord--0.8--0.9.sql
 
 # Fragments that are new in 0.2: all of their objects are created by the
 # upgrade from 0.1, in this order.
@@ -60,6 +61,10 @@ UPGRADE_0.6--0.7_NEW = src/sql/84_replacement.sql src/sql/85_metrics.sql
 # No fragment is new in 0.8 (one changed function: apply_replacement's
 # error ranges are written by src/records).
 UPGRADE_0.7--0.8_NEW =
+# No fragment is new in 0.9, nor any function changed: each history's index
+# of every row on ts becomes an index of its insertions (issue 21), which
+# the backfill does.
+UPGRADE_0.8--0.9_NEW =
 
 PG_CPPFLAGS = $(foreach p,core $(PLANES),-I$(srcdir)/src/$(p))
 PG_CFLAGS = -Wall -Wmissing-prototypes -Wpointer-arith -Wendif-labels \
@@ -101,6 +106,7 @@ mzcoord--0.4--0.5.sql: $(UPGRADE_0.4--0.5_NEW)
 mzcoord--0.5--0.6.sql: $(UPGRADE_0.5--0.6_NEW)
 mzcoord--0.6--0.7.sql: $(UPGRADE_0.6--0.7_NEW)
 mzcoord--0.7--0.8.sql: $(UPGRADE_0.7--0.8_NEW)
+mzcoord--0.8--0.9.sql: $(UPGRADE_0.8--0.9_NEW)
 mzcoord--%.sql: src/sql/upgrade/%.replace src/sql/upgrade/%-backfill.sql \
 		$(SQL_PARTS) scripts/extract_sql.pl
 	set -e; { \

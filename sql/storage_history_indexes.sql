@@ -1,12 +1,12 @@
 --
--- A history's two indexes (ts, and ts of the rows with diff < 0) are
--- written by history.c itself when they are all the history has, and by
--- the executor otherwise.  After writes of every shape (a small
--- transaction kept for its commit, a large statement written straight
--- into the history, savepoints rolled back, TRUNCATE, a source's
--- appends), amcheck finds every history row in the ts index and every
--- retraction in the retractions index, and a scan of the retractions
--- index finds no insertion.  Then the same with a third index added to the
+-- A history's two indexes (ts of its insertions, rows with diff > 0, and ts
+-- of its retractions, diff < 0) are written by history.c itself when they
+-- are all the history has, and by the executor otherwise.  After writes of
+-- every shape (a small transaction kept for its commit, a large statement
+-- written straight into the history, savepoints rolled back, TRUNCATE, a
+-- source's appends), amcheck finds every insertion in the first index and
+-- every retraction in the second, and a scan of each finds nothing else:
+-- each row has one entry.  Then the same with a third index added to the
 -- history by hand (the executor's way, which must index it too), and again
 -- once it is dropped.
 --
@@ -29,7 +29,7 @@ END $$;
 -- against the retractions a sequential scan finds.
 CREATE FUNCTION check_indexes(hist regclass) RETURNS TABLE (
     indexes int, all_indexed bool, rows bigint, retractions bigint,
-    retractions_by_index bigint)
+    retractions_by_index bigint, insertions_by_index bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
     i regclass;
@@ -49,18 +49,34 @@ BEGIN
     SET LOCAL enable_indexscan = on;
     EXECUTE format('SELECT count(*) FROM %s WHERE diff OPERATOR(pg_catalog.<) 0', hist)
         INTO retractions_by_index;
+    EXECUTE format('SELECT count(*) FROM %s WHERE diff OPERATOR(pg_catalog.>) 0', hist)
+        INTO insertions_by_index;
     RETURN NEXT;
 END $$;
 
--- The last count reads the retractions index.
+-- The last two counts read the index of retractions and the index of
+-- insertions.
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 SELECT count(*) = 1 AS through_retractions_index
   FROM query_plan(format('SELECT count(*) FROM %s WHERE diff OPERATOR(pg_catalog.<) 0', :'hist')) p
  WHERE p LIKE format('%%Index Only Scan using %s_retractions on %s%%',
                      replace(:'hist', 'mzcoord.', ''), replace(:'hist', 'mzcoord.', ''));
+SELECT count(*) = 1 AS through_insertions_index
+  FROM query_plan(format('SELECT count(*) FROM %s WHERE diff OPERATOR(pg_catalog.>) 0', :'hist')) p
+ WHERE p LIKE format('%%Index Only Scan using %s_insertions on %s%%',
+                     replace(:'hist', 'mzcoord.', ''), replace(:'hist', 'mzcoord.', ''));
 RESET enable_seqscan;
 RESET enable_bitmapscan;
+-- What mzcoord's own statements on a history (the move of a transaction's
+-- updates to its commit time, the checks' counts) ask for by time alone
+-- is found through both indexes, not by reading the whole history.
+SET enable_seqscan = off;
+SELECT p AS move_plan
+  FROM query_plan(format('UPDATE %s SET ts = 2 WHERE ((ts = 1 AND diff > 0) OR (ts = 1 AND diff < 0))'
+                         ' AND mzcoord._row_is_own(xmin)', :'hist')) p
+ WHERE p ~ 'Bitmap|Seq Scan';
+RESET enable_seqscan;
 
 -- Small transactions, kept for their commit.
 INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c');

@@ -23,7 +23,7 @@
  * version the coordinator waits and SQL calls that need it fail (55000)
  * until ALTER EXTENSION mzcoord UPDATE (src/base/extension.c).
  */
-#define MZC_CATALOG_VERSION "0.8"
+#define MZC_CATALOG_VERSION "0.9"
 
 /* Item kinds, as stored in mzcoord.items.kind. */
 typedef enum MzcKind

@@ -1004,11 +1004,11 @@ copy_history(const MzcHistory *rh, const MzcHistory *vh, TupleDesc desc,
 	mzcoord_spi_connect();
 	if (SPI_execute_with_args(psprintf("INSERT INTO mzcoord.%s (%s, " MZC_HISTORY_TS ", " MZC_HISTORY_DIFF ")"
 									   " SELECT %s, " MZC_HISTORY_TS ", " MZC_HISTORY_DIFF
-									   "   FROM mzcoord.%s"
-									   "  WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.>) $1"
-									   "    AND " MZC_HISTORY_TS " OPERATOR(pg_catalog.<) $2",
+									   "   FROM mzcoord.%s WHERE %s",
 									   quote_identifier(get_rel_name(vh->histid)), cols,
-									   cols, quote_identifier(get_rel_name(rh->histid))),
+									   cols, quote_identifier(get_rel_name(rh->histid)),
+									   mzcoord_history_indexed_condition(MZC_HISTORY_TS " OPERATOR(pg_catalog.>) $1"
+																		 " AND " MZC_HISTORY_TS " OPERATOR(pg_catalog.<) $2")),
 							  2, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not copy the history of a replacement");
 	SPI_finish();

@@ -405,9 +405,9 @@ move_plan(Oid histid)
 	name = quote_qualified_identifier(get_namespace_name(get_rel_namespace(histid)),
 									  get_rel_name(histid));
 	plan = SPI_prepare(psprintf("UPDATE %s SET " MZC_HISTORY_TS " = $2"
-								" WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.=) $1"
-								"   AND mzcoord._row_is_own(xmin)",
-								name),
+								" WHERE %s AND mzcoord._row_is_own(xmin)",
+								name,
+								mzcoord_history_indexed_condition(MZC_HISTORY_TS " OPERATOR(pg_catalog.=) $1")),
 					   2, argtypes);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare the move of the updates of %s: %s",

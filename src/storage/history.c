@@ -8,9 +8,10 @@
  * A history is a relation mzcoord.history_u<N> owned by the extension
  * owner, readable and writable by nobody else (install.c creates it).
  * Updates are written straight into the heap with table_multi_insert, as
- * COPY does, and into its two indexes with index_insert: no executor, no
- * plan, no permission check on the history (the caller checked the user's
- * right to write the relation itself).
+ * COPY does, and into its two indexes with index_insert (one entry per
+ * row: insertions in one, retractions in the other): no executor, no plan,
+ * no permission check on the history (the caller checked the user's right
+ * to write the relation itself).
  *
  * IDENTIFICATION
  *	  src/storage/history.c
@@ -157,7 +158,7 @@ typedef struct MzcIndexShape
 {
 	Oid			histid;			/* hash key */
 	bool		known;			/* false: inspect the indexes again */
-	Oid			ts_index;		/* both valid: write entries directly */
+	Oid			insertions_index;	/* both valid: write entries directly */
 	Oid			retractions_index;
 } MzcIndexShape;
 
@@ -186,7 +187,7 @@ history_cache_inval(Datum arg, Oid relid)
 	hash_seq_init(&status, shape_cache);
 	while ((s = hash_seq_search(&status)) != NULL)
 		if (!OidIsValid(relid) || s->histid == relid ||
-			s->ts_index == relid || s->retractions_index == relid)
+			s->insertions_index == relid || s->retractions_index == relid)
 			s->known = false;
 }
 
@@ -421,13 +422,15 @@ mzcoord_relation_column_list(TupleDesc reldesc, const char *prefix)
  */
 
 /*
- * A history's indexes are the two install.c creates: a btree on ts, and a
- * btree on ts of the rows with diff < 0 (read_at's retractions).  A writer
- * that finds exactly these inserts their entries itself: the key is the
- * row's ts, and whether the second index takes the row is the sign of its
- * diff.  The executor's way (ExecOpenIndices, ExecInsertIndexTuples) builds
- * each index's description and compiles the partial index's predicate for
- * every writer, and evaluates it for every row: for the commit of a small
+ * A history's indexes are the two install.c creates: a btree on ts of the
+ * rows with diff > 0 (its insertions) and one on ts of the rows with diff
+ * < 0 (its retractions).  Each row has one entry, in one of them: a read of
+ * every row in time order merges the two (see "Reading a history").  A
+ * writer that finds exactly these inserts the entries itself: the key is
+ * the row's ts, and the index is chosen by the sign of its diff.  The
+ * executor's way (ExecOpenIndices, ExecInsertIndexTuples) builds each
+ * index's description and compiles the partial indexes' predicates for
+ * every writer, and evaluates them for every row: for the commit of a small
  * transaction (a few rows in each of a few histories) that set-up cost
  * about as much as the entries themselves.  Any other set of indexes (one
  * added by hand, one being built concurrently and not yet ready) goes the
@@ -436,35 +439,47 @@ mzcoord_relation_column_list(TupleDesc reldesc, const char *prefix)
 typedef enum MzcIndexKind
 {
 	MZC_INDEX_OTHER,
-	MZC_INDEX_TS,
+	MZC_INDEX_INSERTIONS,
 	MZC_INDEX_RETRACTIONS,
 } MzcIndexKind;
 
-/* Is pred (an index predicate, implicit AND) exactly "diff < 0"? */
-static bool
-is_retractions_predicate(List *pred, AttrNumber diff_attno)
+/*
+ * Which sign pred (an index predicate, implicit AND) selects: 1 if it is
+ * exactly "diff > 0", -1 if exactly "diff < 0", else 0.
+ */
+static int
+predicate_sign(List *pred, AttrNumber diff_attno)
 {
 	OpExpr	   *op;
 	Var		   *var;
 	Const	   *c;
 	Oid			fn;
+	int64		bound;
 
 	if (list_length(pred) != 1 || !IsA(linitial(pred), OpExpr))
-		return false;
+		return 0;
 	op = linitial(pred);
 	if (list_length(op->args) != 2 || !IsA(linitial(op->args), Var) ||
 		!IsA(lsecond(op->args), Const))
-		return false;
+		return 0;
 	var = linitial(op->args);
 	c = lsecond(op->args);
 	if (var->varattno != diff_attno || c->constisnull)
-		return false;
+		return 0;
+	if (c->consttype == INT4OID)
+		bound = DatumGetInt32(c->constvalue);
+	else if (c->consttype == INT8OID)
+		bound = DatumGetInt64(c->constvalue);
+	else
+		return 0;
+	if (bound != 0)
+		return 0;
 	fn = get_opcode(op->opno);
-	if (fn == F_INT84LT && c->consttype == INT4OID)
-		return DatumGetInt32(c->constvalue) == 0;
-	if (fn == F_INT8LT && c->consttype == INT8OID)
-		return DatumGetInt64(c->constvalue) == 0;
-	return false;
+	if (fn == F_INT84LT || fn == F_INT8LT)
+		return -1;
+	if (fn == F_INT84GT || fn == F_INT8GT)
+		return 1;
+	return 0;
 }
 
 /*
@@ -475,7 +490,7 @@ static MzcIndexKind
 index_kind_of(Relation idx, AttrNumber ts_attno, AttrNumber diff_attno)
 {
 	Form_pg_index ind = idx->rd_index;
-	List	   *pred;
+	int			sign;
 
 	if (idx->rd_rel->relam != BTREE_AM_OID || ind->indnatts != 1 ||
 		ind->indnkeyatts != 1 || ind->indisunique || ind->indisexclusion ||
@@ -485,11 +500,9 @@ index_kind_of(Relation idx, AttrNumber ts_attno, AttrNumber diff_attno)
 		idx->rd_indoption[0] != 0 ||
 		RelationGetIndexExpressions(idx) != NIL)
 		return MZC_INDEX_OTHER;
-	pred = RelationGetIndexPredicate(idx);
-	if (pred == NIL)
-		return MZC_INDEX_TS;
-	return is_retractions_predicate(pred, diff_attno) ?
-		MZC_INDEX_RETRACTIONS : MZC_INDEX_OTHER;
+	sign = predicate_sign(RelationGetIndexPredicate(idx), diff_attno);
+	return sign > 0 ? MZC_INDEX_INSERTIONS :
+		sign < 0 ? MZC_INDEX_RETRACTIONS : MZC_INDEX_OTHER;
 }
 
 /* Which of the two index shapes of h's history idx has, if any. */
@@ -500,10 +513,10 @@ index_kind(Relation idx, const MzcHistory *h)
 }
 
 /*
- * Can a read use idx, an index of history hrel, as the history's ts index
- * (or, if retractions, as its index of retractions)?  Only an index of the
- * shape install.c creates, and valid: a btree that finds every row (or
- * every retraction) by its ts.  Another index under that name (replaced by
+ * Can a read use idx, an index of history hrel, as the history's index of
+ * insertions (or, if retractions, of retractions)?  Only an index of the
+ * shape install.c creates, and valid: a btree that finds every insertion
+ * (or every retraction) by its ts.  Another index under that name (replaced by
  * hand, or left invalid by a failed concurrent build) would make a read
  * miss rows or fail in the access method.
  */
@@ -518,12 +531,13 @@ mzcoord_history_index_serves(Relation hrel, Relation idx, bool retractions)
 		return false;
 	kind = index_kind_of(idx, mzcoord_desc_attnum(desc, MZC_HISTORY_TS),
 						 mzcoord_desc_attnum(desc, MZC_HISTORY_DIFF));
-	return kind == (retractions ? MZC_INDEX_RETRACTIONS : MZC_INDEX_TS);
+	return kind == (retractions ? MZC_INDEX_RETRACTIONS : MZC_INDEX_INSERTIONS);
 }
 
 /*
  * The IndexInfo index_insert hands the access method, for both shapes: one
- * key column, no expressions.  The btree access method reads nothing from
+ * key column, no expressions (nor the predicate: the writer chooses the
+ * index by the sign of the row's diff).  The btree access method reads nothing from
  * it for an insert (other access methods keep state there, hence not NULL).
  */
 static IndexInfo *direct_index_info = NULL;
@@ -546,7 +560,7 @@ inspect_indexes(MzcHistoryWriter *w, MzcIndexShape *s)
 	List	   *list = RelationGetIndexList(w->rel);
 	ListCell   *lc;
 
-	s->ts_index = InvalidOid;
+	s->insertions_index = InvalidOid;
 	s->retractions_index = InvalidOid;
 	if (list_length(list) == 2)
 	{
@@ -556,14 +570,14 @@ inspect_indexes(MzcHistoryWriter *w, MzcIndexShape *s)
 			MzcIndexKind kind = index_kind(idx, w->hist);
 
 			index_close(idx, NoLock);
-			if (kind == MZC_INDEX_TS)
-				s->ts_index = lfirst_oid(lc);
+			if (kind == MZC_INDEX_INSERTIONS)
+				s->insertions_index = lfirst_oid(lc);
 			else if (kind == MZC_INDEX_RETRACTIONS)
 				s->retractions_index = lfirst_oid(lc);
 		}
 	}
-	if (!OidIsValid(s->ts_index) || !OidIsValid(s->retractions_index))
-		s->ts_index = s->retractions_index = InvalidOid;
+	if (!OidIsValid(s->insertions_index) || !OidIsValid(s->retractions_index))
+		s->insertions_index = s->retractions_index = InvalidOid;
 	s->known = true;
 	list_free(list);
 }
@@ -585,11 +599,11 @@ open_indexes(MzcHistoryWriter *w)
 		s->known = false;
 	if (!s->known)
 		inspect_indexes(w, s);
-	if (OidIsValid(s->ts_index))
+	if (OidIsValid(s->insertions_index))
 	{
 		if (direct_index_info == NULL)
 			direct_index_info = make_direct_index_info();
-		w->ts_index = index_open(s->ts_index, RowExclusiveLock);
+		w->insertions_index = index_open(s->insertions_index, RowExclusiveLock);
 		w->retractions_index = index_open(s->retractions_index, RowExclusiveLock);
 		return;
 	}
@@ -625,7 +639,11 @@ mzcoord_history_writer_begin(MzcHistoryWriter *w, const MzcHistory *h, bool bulk
 	w->cid = GetCurrentCommandId(true);
 }
 
-/* Index the i-th row of the batch, just written into the heap. */
+/*
+ * Index the i-th row of the batch, just written into the heap: one entry,
+ * in the index its diff's sign selects (none for a diff of zero, which no
+ * writer writes).
+ */
 static void
 index_row(MzcHistoryWriter *w, int i)
 {
@@ -633,7 +651,7 @@ index_row(MzcHistoryWriter *w, int i)
 	Datum		key = Int64GetDatum(w->ts[i]);
 	bool		isnull = false;
 
-	if (w->ts_index == NULL)
+	if (w->insertions_index == NULL)
 	{
 		if (w->rri->ri_NumIndices > 0)
 			list_free(ExecInsertIndexTuples(w->rri, slot, w->estate,
@@ -641,9 +659,10 @@ index_row(MzcHistoryWriter *w, int i)
 		ResetPerTupleExprContext(w->estate);
 		return;
 	}
-	index_insert(w->ts_index, &key, &isnull, &slot->tts_tid, w->rel,
-				 UNIQUE_CHECK_NO, false, direct_index_info);
-	if (w->diffs[i] < 0)
+	if (w->diffs[i] > 0)
+		index_insert(w->insertions_index, &key, &isnull, &slot->tts_tid,
+					 w->rel, UNIQUE_CHECK_NO, false, direct_index_info);
+	else if (w->diffs[i] < 0)
 		index_insert(w->retractions_index, &key, &isnull, &slot->tts_tid,
 					 w->rel, UNIQUE_CHECK_NO, false, direct_index_info);
 }
@@ -768,9 +787,9 @@ mzcoord_history_writer_end(MzcHistoryWriter *w)
 			ExecDropSingleTupleTableSlot(w->slots[i]);
 	if (w->bistate)
 		FreeBulkInsertState(w->bistate);
-	if (w->ts_index != NULL)
+	if (w->insertions_index != NULL)
 	{
-		index_close(w->ts_index, NoLock);
+		index_close(w->insertions_index, NoLock);
 		index_close(w->retractions_index, NoLock);
 	}
 	else
@@ -800,7 +819,7 @@ mzcoord_check_no_inheritance(Oid relid)
  * ----------------------------------------------------------------
  */
 
-/* OID of one of the indexes of a history ("ts" or "retractions"). */
+/* OID of one of the indexes of a history ("insertions" or "retractions"). */
 static Oid
 history_index(const MzcHistory *h, const char *suffix)
 {
@@ -855,38 +874,60 @@ mzcoord_history_to_row(const MzcHistory *h, TupleTableSlot *hslot,
 }
 
 /*
- * Open h's history and its index `index` ("ts" or "retractions") for reads
- * with snapshot; h must stay valid until mzcoord_history_close_read.
+ * Open one index of the read's history (its name's suffix, "insertions" or
+ * "retractions") as part i; a clear error if it is not the index mzcoord
+ * created.
+ */
+static void
+open_read_part(MzcHistoryRead *r, int i, const char *suffix)
+{
+	MzcHistoryReadPart *p = &r->parts[i];
+	bool		retractions = strcmp(suffix, "retractions") == 0;
+
+	p->idx = index_open(history_index(r->h, suffix), AccessShareLock);
+	if (!mzcoord_history_index_serves(r->hrel, p->idx, retractions))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" of history \"%s\" is not the index mzcoord created",
+						RelationGetRelationName(p->idx),
+						RelationGetRelationName(r->hrel)),
+				 errdetail("Reads need a valid btree index on column \"%s\" of the rows with \"%s\" %s 0.",
+						   MZC_HISTORY_TS, MZC_HISTORY_DIFF, retractions ? "<" : ">"),
+				 errhint("Drop it and create it again: CREATE INDEX %s ON %s (%s) WHERE %s %s 0.",
+						 quote_identifier(RelationGetRelationName(p->idx)),
+						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(r->hrel)),
+													RelationGetRelationName(r->hrel)),
+						 MZC_HISTORY_TS, MZC_HISTORY_DIFF, retractions ? "<" : ">")));
+	p->slot = table_slot_create(r->hrel, NULL);
+	p->scan = NULL;
+	p->fetched = false;
+	p->done = true;
+}
+
+/*
+ * Open h's history for reads with snapshot: of every row ("ts"), through
+ * both its indexes, or of its retractions ("retractions"); h must stay
+ * valid until mzcoord_history_close_read.
  */
 void
 mzcoord_history_open_read(MzcHistoryRead *r, const MzcHistory *h,
 						  const char *index, Snapshot snapshot)
 {
-	bool		retractions = strcmp(index, "retractions") == 0;
-
 	r->h = h;
 	r->hrel = table_open(h->histid, AccessShareLock);
-	r->idx = index_open(history_index(h, index), AccessShareLock);
-	if (!mzcoord_history_index_serves(r->hrel, r->idx, retractions))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("index \"%s\" of history \"%s\" is not the index mzcoord created",
-						RelationGetRelationName(r->idx),
-						RelationGetRelationName(r->hrel)),
-				 retractions ?
-				 errdetail("Reads need a valid btree index on column \"%s\" of the rows with \"%s\" < 0.",
-						   MZC_HISTORY_TS, MZC_HISTORY_DIFF) :
-				 errdetail("Reads need a valid btree index on column \"%s\" of every row.",
-						   MZC_HISTORY_TS),
-				 errhint("Drop it and create it again: CREATE INDEX %s ON %s (%s)%s.",
-						 quote_identifier(RelationGetRelationName(r->idx)),
-						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(r->hrel)),
-													RelationGetRelationName(r->hrel)),
-						 MZC_HISTORY_TS,
-						 retractions ? " WHERE " MZC_HISTORY_DIFF " < 0" : "")));
-	r->hslot = table_slot_create(r->hrel, NULL);
+	if (strcmp(index, "retractions") == 0)
+	{
+		r->nparts = 1;
+		open_read_part(r, 0, "retractions");
+	}
+	else
+	{
+		r->nparts = 2;
+		open_read_part(r, 0, "insertions");
+		open_read_part(r, 1, "retractions");
+	}
+	r->hslot = r->parts[0].slot;
 	r->snapshot = snapshot;
-	r->scan = NULL;
 	r->from = 0;
 	r->upto = -1;
 }
@@ -894,7 +935,7 @@ mzcoord_history_open_read(MzcHistoryRead *r, const MzcHistory *h,
 /*
  * Start a scan of the rows with from <= ts < upto (no upper limit when
  * upto < 0), in time order; a scan already running restarts with these
- * bounds, which costs one descent of the index, not a new scan.
+ * bounds, which costs one descent of each index, not a new scan.
  */
 void
 mzcoord_history_time_scan(MzcHistoryRead *r, int64 from, int64 upto)
@@ -907,15 +948,22 @@ mzcoord_history_time_scan(MzcHistoryRead *r, int64 from, int64 upto)
 	if (upto >= 0)
 		ScanKeyInit(&keys[nkeys++], 1, BTLessStrategyNumber, F_INT8LT,
 					Int64GetDatum(upto));
-	/* A restart keeps the number of keys the scan began with. */
-	if (r->scan != NULL && r->scan->numberOfKeys != nkeys)
+	for (int i = 0; i < r->nparts; i++)
 	{
-		index_endscan(r->scan);
-		r->scan = NULL;
+		MzcHistoryReadPart *p = &r->parts[i];
+
+		/* A restart keeps the number of keys the scan began with. */
+		if (p->scan != NULL && p->scan->numberOfKeys != nkeys)
+		{
+			index_endscan(p->scan);
+			p->scan = NULL;
+		}
+		if (p->scan == NULL)
+			p->scan = index_beginscan(r->hrel, p->idx, r->snapshot, nkeys, 0);
+		index_rescan(p->scan, keys, nkeys, NULL, 0);
+		p->fetched = false;
+		p->done = false;
 	}
-	if (r->scan == NULL)
-		r->scan = index_beginscan(r->hrel, r->idx, r->snapshot, nkeys, 0);
-	index_rescan(r->scan, keys, nkeys, NULL, 0);
 	r->from = from;
 	r->upto = upto;
 }
@@ -928,43 +976,91 @@ mzcoord_history_at_scan(MzcHistoryRead *r, int64 at)
 }
 
 /*
+ * Fetch part p's next row within the scan's bounds, unless it has one
+ * waiting.  The bounds are checked again on each row, as every reader of a
+ * history always has: a scan key is the index's promise, the check is the
+ * reader's.
+ */
+static void
+fetch_part(MzcHistoryRead *r, MzcHistoryReadPart *p)
+{
+	const MzcHistory *h = r->h;
+
+	if (p->fetched || p->done)
+		return;
+	while (index_getnext_slot(p->scan, ForwardScanDirection, p->slot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		slot_getsomeattrs(p->slot, Max(h->ts_attno, h->diff_attno));
+		p->ts = DatumGetInt64(p->slot->tts_values[h->ts_attno - 1]);
+		p->diff = DatumGetInt64(p->slot->tts_values[h->diff_attno - 1]);
+		if (p->ts < r->from || (r->upto >= 0 && p->ts >= r->upto))
+			continue;
+		p->fetched = true;
+		return;
+	}
+	p->done = true;
+}
+
+/*
  * The next row of the scan, false at its end: its time and diff, and, if
  * row is not NULL, the row itself in row (see mzcoord_history_to_row;
- * valid until the next call).  The bounds are checked again on each row,
- * as every reader of a history always has: a scan key is the index's
- * promise, the check is the reader's.
+ * valid until the next call).  The rows of the parts come merged by time;
+ * at one time, insertions before retractions.
  */
 bool
 mzcoord_history_next(MzcHistoryRead *r, TupleTableSlot *row, int64 *ts,
 					 int64 *diff)
 {
-	const MzcHistory *h = r->h;
+	MzcHistoryReadPart *next = NULL;
 
-	while (index_getnext_slot(r->scan, ForwardScanDirection, r->hslot))
+	for (int i = 0; i < r->nparts; i++)
 	{
-		CHECK_FOR_INTERRUPTS();
-		if (row != NULL)
-			mzcoord_history_to_row(h, r->hslot, row, ts, diff);
-		else
-		{
-			slot_getsomeattrs(r->hslot, Max(h->ts_attno, h->diff_attno));
-			*ts = DatumGetInt64(r->hslot->tts_values[h->ts_attno - 1]);
-			*diff = DatumGetInt64(r->hslot->tts_values[h->diff_attno - 1]);
-		}
-		if (*ts < r->from || (r->upto >= 0 && *ts >= r->upto))
-			continue;
-		return true;
+		MzcHistoryReadPart *p = &r->parts[i];
+
+		fetch_part(r, p);
+		if (p->fetched && (next == NULL || p->ts < next->ts))
+			next = p;
 	}
-	return false;
+	if (next == NULL)
+		return false;
+	next->fetched = false;
+	r->hslot = next->slot;
+	if (row != NULL)
+		mzcoord_history_to_row(r->h, next->slot, row, ts, diff);
+	else
+	{
+		*ts = next->ts;
+		*diff = next->diff;
+	}
+	return true;
 }
 
-/* End the read: the scan, the index and the history. */
+/* End the read: the scans, the indexes and the history. */
 void
 mzcoord_history_close_read(MzcHistoryRead *r)
 {
-	if (r->scan != NULL)
-		index_endscan(r->scan);
-	index_close(r->idx, AccessShareLock);
-	ExecDropSingleTupleTableSlot(r->hslot);
+	for (int i = 0; i < r->nparts; i++)
+	{
+		MzcHistoryReadPart *p = &r->parts[i];
+
+		if (p->scan != NULL)
+			index_endscan(p->scan);
+		index_close(p->idx, AccessShareLock);
+		ExecDropSingleTupleTableSlot(p->slot);
+	}
 	table_close(r->hrel, AccessShareLock);
+}
+
+/*
+ * An SQL condition on the rows of a history for which cond (a condition on
+ * ts) holds, written so that the planner can find them through the two
+ * partial indexes (a BitmapOr): every row has a diff other than zero.
+ */
+char *
+mzcoord_history_indexed_condition(const char *cond)
+{
+	return psprintf("((%s AND " MZC_HISTORY_DIFF " OPERATOR(pg_catalog.>) 0)"
+					" OR (%s AND " MZC_HISTORY_DIFF " OPERATOR(pg_catalog.<) 0))",
+					cond, cond);
 }

@@ -78,13 +78,17 @@ extern bool mzcoord_storage_row(Oid relid, int64 *gid, MzcKind *kind,
 extern void mzcoord_check_no_inheritance(Oid relid);
 
 
-/* Writing updates into a history relation, in batches (history.c). */
+/*
+ * Writing updates into a history relation, in batches (history.c).  Each
+ * row gets one index entry: an insertion (diff > 0) in the history's index
+ * of insertions, a retraction (diff < 0) in its index of retractions.
+ */
 typedef struct MzcHistoryWriter
 {
 	const MzcHistory *hist;
 	Relation	rel;
 	/* the two indexes install.c creates, entries written directly ... */
-	Relation	ts_index;
+	Relation	insertions_index;
 	Relation	retractions_index;
 	/* ... or, for any other set of indexes, through the executor */
 	EState	   *estate;
@@ -110,23 +114,36 @@ extern void mzcoord_history_writer_add_columns(MzcHistoryWriter *w,
 extern void mzcoord_history_writer_end(MzcHistoryWriter *w);
 
 /*
- * Reading a history through one of its indexes (history.c): every read of
- * a history opens it here, so that only storage knows a history's indexes.
- * mzcoord_history_open_read opens the history and one of its indexes ("ts",
- * or "retractions": the rows with diff < 0, also keyed by ts);
- * mzcoord_history_time_scan starts (or restarts, one descent of the index)
- * a scan of the rows with from <= ts < upto in time order, and
+ * Reading a history through its indexes (history.c): every read of a
+ * history opens it here, so that only storage knows a history's indexes.
+ * A history has two, both btrees on ts: one of its insertions (diff > 0),
+ * one of its retractions (diff < 0).  mzcoord_history_open_read opens the
+ * history for a read of every row ("ts": both indexes, their rows merged
+ * in time order) or of its retractions only ("retractions");
+ * mzcoord_history_time_scan starts (or restarts, one descent of each
+ * index) a scan of the rows with from <= ts < upto in time order, and
  * mzcoord_history_at_scan one of the rows at exactly one time;
  * mzcoord_history_next returns them one at a time.
  */
+typedef struct MzcHistoryReadPart
+{
+	Relation	idx;			/* AccessShareLock */
+	IndexScanDesc scan;			/* NULL until a scan starts */
+	TupleTableSlot *slot;
+	bool		fetched;		/* slot holds this part's next row ... */
+	bool		done;			/* ... or the part has no more */
+	int64		ts;				/* the fetched row's ts and diff */
+	int64		diff;
+} MzcHistoryReadPart;
+
 typedef struct MzcHistoryRead
 {
 	const MzcHistory *h;
 	Relation	hrel;			/* the history, AccessShareLock */
-	Relation	idx;			/* the index read, AccessShareLock */
+	int			nparts;			/* 2 (insertions, retractions) or 1 */
+	MzcHistoryReadPart parts[2];
 	TupleTableSlot *hslot;		/* the history tuple last returned */
 	Snapshot	snapshot;		/* the caller's, for every scan */
-	IndexScanDesc scan;			/* NULL until a scan starts */
 	int64		from;			/* the current scan's from <= ts */
 	int64		upto;			/* ts < upto (-1: no end) */
 } MzcHistoryRead;
@@ -141,5 +158,6 @@ extern void mzcoord_history_at_scan(MzcHistoryRead *r, int64 at);
 extern bool mzcoord_history_next(MzcHistoryRead *r, TupleTableSlot *row,
 								 int64 *ts, int64 *diff);
 extern void mzcoord_history_close_read(MzcHistoryRead *r);
+extern char *mzcoord_history_indexed_condition(const char *cond);
 
 #endif							/* MZCOORD_HISTORY_H */

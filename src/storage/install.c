@@ -450,8 +450,8 @@ open_install_relation(Oid relid)
 
 /*
  * Create mzcoord.<histname> (qhist, quoted) for a relation with descriptor
- * desc, with its ts and retractions indexes, closed to PUBLIC; returns its
- * OID (SPI connected).
+ * desc, with its indexes of insertions and of retractions (history.c),
+ * closed to PUBLIC; returns its OID (SPI connected).
  */
 static Oid
 create_history_table(const char *histname, const char *qhist, TupleDesc desc)
@@ -460,8 +460,9 @@ create_history_table(const char *histname, const char *qhist, TupleDesc desc)
 
 	mzcoord_spi_exec(psprintf("CREATE TABLE %s (%s)", qhist, history_column_defs(desc)),
 			 SPI_OK_UTILITY);
-	mzcoord_spi_exec(psprintf("CREATE INDEX %s ON %s (" MZC_HISTORY_TS ")",
-					  quote_identifier(psprintf("%s_ts", histname)), qhist),
+	mzcoord_spi_exec(psprintf("CREATE INDEX %s ON %s (" MZC_HISTORY_TS ") WHERE "
+					  MZC_HISTORY_DIFF " OPERATOR(pg_catalog.>) 0",
+					  quote_identifier(psprintf("%s_insertions", histname)), qhist),
 			 SPI_OK_UTILITY);
 	mzcoord_spi_exec(psprintf("CREATE INDEX %s ON %s (" MZC_HISTORY_TS ") WHERE "
 					  MZC_HISTORY_DIFF " OPERATOR(pg_catalog.<) 0",

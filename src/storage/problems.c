@@ -174,14 +174,18 @@ count_history(Relation hrel, const char *cmp, int64 bound, bool retractions,
 	int			save_nest;
 	int64		n;
 	bool		isnull;
+	char	   *cond = psprintf(MZC_HISTORY_TS " OPERATOR(pg_catalog.%s) $1", cmp);
 
+	/* Written so that the history's indexes serve it. */
+	if (retractions)
+		cond = psprintf("%s AND " MZC_HISTORY_DIFF " OPERATOR(pg_catalog.<) 0", cond);
+	else
+		cond = mzcoord_history_indexed_condition(cond);
 	save_nest = mzcoord_become_owner(hrel->rd_rel->relowner, &save_user, &save_sec);
 	mzcoord_spi_connect();
 	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FROM mzcoord.%s"
-									   " WHERE " MZC_HISTORY_TS " OPERATOR(pg_catalog.%s) $1%s"
-									   "   AND NOT mzcoord._row_is_own(xmin)",
-									   quote_identifier(RelationGetRelationName(hrel)), cmp,
-									   retractions ? " AND " MZC_HISTORY_DIFF " OPERATOR(pg_catalog.<) 0" : ""),
+									   " WHERE %s AND NOT mzcoord._row_is_own(xmin)",
+									   quote_identifier(RelationGetRelationName(hrel)), cond),
 							  1, argtypes, values, NULL, !fresh, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not count the history of %s",
 			 RelationGetRelationName(hrel));

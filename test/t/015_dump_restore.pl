@@ -154,7 +154,7 @@ my $hist = $src->safe_psql('postgres',
 my ($list) = run_command([ "$bin/pg_restore", '-l', $dump ]);
 my $listfile = $part->basedir . '/partial.list';
 open(my $fh, '>', $listfile) or die $!;
-print $fh join("\n", grep { !/\b\Q$hist\E(?:_ts|_retractions)?\b/ } split /\n/, $list), "\n";
+print $fh join("\n", grep { !/\b\Q$hist\E(?:_insertions|_retractions)?\b/ } split /\n/, $list), "\n";
 close $fh;
 command_fails_like(
 	[ "$bin/pg_restore", '-L', $listfile, '-d', $part->connstr('partial'), $dump ],

@@ -1,4 +1,4 @@
-# Catalog upgrades 0.1 -> 0.2 (issue 11) -> 0.3 (issue 12) -> 0.4 (issue 19) -> 0.5 -> 0.6 (issue 20) -> 0.7 (issue 23) -> 0.8, with the
+# Catalog upgrades 0.1 -> 0.2 (issue 11) -> 0.3 (issue 12) -> 0.4 (issue 19) -> 0.5 -> 0.6 (issue 20) -> 0.7 (issue 23) -> 0.8 -> 0.9 (issue 21), with the
 # current library ($current below).
 #
 # Part 1, always: the current library installs the frozen 0.1 script (every C
@@ -20,6 +20,8 @@
 # Part 1e: a 0.5 catalog (one step further again), updated.
 # Part 1f: a 0.6 catalog (and once more), updated.
 # Part 1g: a 0.7 catalog (and once more), updated.
+# Part 1h: a 0.8 catalog, updated.  (Its histories' indexes change: part 2
+# checks that on histories written under 0.1.)
 #
 # All parts compare the updated catalog with a fresh install in
 # another database: relations, columns, constraints, indexes, triggers,
@@ -36,7 +38,7 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 
 # The catalog version of this library (mzcoord.control's default_version).
-my $current = '0.8';
+my $current = '0.9';
 
 my $conf = q{
 shared_preload_libraries = 'mzcoord'
@@ -48,6 +50,19 @@ mzcoord.ready_timeout = 60000
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
+
+# The histories whose indexes are not exactly the two of a 0.9 history (a
+# btree on ts of the insertions, one of the retractions), one line each;
+# empty when all are.
+my $history_index_sql = q{
+	SELECT string_agg(s.history::text, ' ' ORDER BY s.global_id)
+	  FROM mzcoord.storage s
+	 WHERE (SELECT string_agg(regexp_replace(pg_get_indexdef(i.indexrelid), 'history_u[0-9]+', 'H', 'g'),
+	                          '; ' ORDER BY pg_get_indexdef(i.indexrelid))
+	          FROM pg_index i WHERE i.indrelid = s.history)
+	       IS DISTINCT FROM
+	       'CREATE INDEX H_insertions ON mzcoord.H USING btree (ts) WHERE (diff > 0); '
+	       || 'CREATE INDEX H_retractions ON mzcoord.H USING btree (ts) WHERE (diff < 0)'};
 
 # The extension's catalog in database $db, one line per fact, sorted.
 sub catalog_facts
@@ -260,7 +275,7 @@ compare_catalogs($node, 'postgres', 'fresh',
 
 # Part 1b: a 0.2 catalog (the frozen 0.1 script and its update to 0.2), and
 # part 1c: a 0.3 catalog (and its update to 0.3), each updated.
-foreach my $v ('0.2', '0.3', '0.4', '0.5', '0.6', '0.7')
+foreach my $v ('0.2', '0.3', '0.4', '0.5', '0.6', '0.7', '0.8')
 {
 	(my $db = "from$v") =~ s/\.//;
 	$node->safe_psql('postgres', "CREATE DATABASE $db");
@@ -414,6 +429,8 @@ SKIP:
 	is($reads->($new), $reads_before, 'every recorded read answers the same after the update');
 	is($new->safe_psql('postgres', $history_sql), $history_before,
 		'the histories have the same rows');
+	is($new->safe_psql('postgres', $history_index_sql), '',
+		'every history has the two indexes a 0.9 history has (insertions, retractions)');
 
 	# The backfill.
 	is($new->safe_psql('postgres', q{
