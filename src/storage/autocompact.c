@@ -138,6 +138,17 @@ typedef struct MzcCompactState
 								 * frontier (then on pending_states) */
 	dlist_node	pending_node;
 	int64		changes_seen;	/* the history's write counters when last probed */
+
+	/*
+	 * The retractions counted so far with count_from <= ts < count_upto
+	 * (count_from: the compacted frontier they were counted from, -1 for
+	 * none).  A since, once published, has every update below it committed,
+	 * so they stay counted until the next compaction: each probe counts
+	 * only those that came below the since since the last one.
+	 */
+	int64		count_from;
+	int64		count_upto;
+	int64		counted;
 } MzcCompactState;
 
 static HTAB *compact_states = NULL;
@@ -258,6 +269,7 @@ init_state(MzcCompactState *st)
 	st->round = 0;
 	st->pending = false;
 	st->changes_seen = -1;
+	st->count_from = -1;
 }
 
 /* Keep st on pending_states exactly while st->pending. */
@@ -326,6 +338,7 @@ load_states(int64 *gids, int n)
 			set_pending(st, true);
 			st->changes_seen = -1;
 			st->retry_after = 0;
+			st->count_from = -1;
 		}
 		st->compacted = rows[r].compacted;
 		st->base = rows[r].compacted_rows;
@@ -444,6 +457,45 @@ put_off(MzcCompactState *st, TimestampTz now)
 }
 
 /*
+ * How many retractions (at most limit) st's history has from its compacted
+ * frontier up to since (exclusive), or MZC_COUNT_HELD / MZC_COUNT_UNUSABLE
+ * (count_between).  The count goes on from where the last one stopped:
+ * a busy history is probed every tick, and counting from the compacted
+ * frontier each time read the retractions of its whole cycle again at
+ * every probe.  Nothing can be written at a time below a since
+ * (writers commit above the upper, which is above it), so what was counted
+ * below one stays; a compaction, which moves the compacted frontier,
+ * starts the count again.
+ */
+static int64
+count_removable(MzcCompactState *st, int64 since, int64 limit)
+{
+	int64		n;
+
+	if (st->count_from != st->compacted)
+	{
+		st->count_from = st->compacted;
+		st->count_upto = st->compacted;
+		st->counted = 0;
+	}
+	if (st->counted >= limit || since <= st->count_upto)
+		return st->counted;
+	n = count_between(st->histid, st->retidx, st->count_upto - 1, since,
+					  limit - st->counted);
+	if (n < 0)
+		return n;
+	if (st->counted + n >= limit)
+	{
+		/* Stopped at the limit, somewhere below since: start again next time. */
+		st->count_from = -1;
+		return st->counted + n;
+	}
+	st->counted += n;
+	st->count_upto = since;
+	return st->counted;
+}
+
+/*
  * Is the collection due for compaction up to since?  (See the file header.)
  * A history nobody wrote since it was last found to have no retraction
  * above its compacted frontier is skipped without opening it: its write
@@ -495,8 +547,7 @@ compaction_due(MzcCompactState *st, int64 since, TimestampTz now)
 	 * (compact.c) left them.
 	 */
 	limit = Max(rows / MZC_COMPACT_RATIO_DIVISOR, 1);
-	removable = count_between(st->histid, st->retidx, st->compacted - 1, since,
-							  (limit + 1) / 2);
+	removable = count_removable(st, since, (limit + 1) / 2);
 	if (removable == MZC_COUNT_HELD)
 		return put_off(st, now);
 	if (removable == MZC_COUNT_UNUSABLE)
