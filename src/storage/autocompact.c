@@ -18,7 +18,9 @@
  * rows/1000 seconds, a busy one after every 25% of removable rows, a small
  * one within a second or two; a history that only grows (an insert-only
  * table, a log) is never compacted, and its compacted frontier stays where
- * it is (mzcoord.compact() still moves it).  Each step examines only what
+ * it is (mzcoord.compact() still moves it).  The retractions below the
+ * since are counted once per compaction cycle: each look goes on from
+ * where the last one stopped (count_removable).  Each step examines only what
  * may have become due: the collections whose bound the tick published
  * (mzcoord_tick_take_published, a list in the controller's shared memory
  * that the coordinator fills and the step empties), and at most
